@@ -1,0 +1,2 @@
+import * as W from "@reconcile/workqueue"
+console.log(W)

@@ -1,0 +1,181 @@
+/**
+ * Per-key rate limiters deciding how long a failed key waits before its next
+ * attempt (client-go's `workqueue` rate limiters).
+ *
+ * A limiter is stateful: `when(key)` records a failure of `key` and returns
+ * its delay. Every constructor is an `Effect` that creates fresh state when
+ * run, so two controllers never share a key's failure count.
+ *
+ * | limiter | delay for the n-th failure (n from 0) |
+ * |---|---|
+ * | `exponential({ base, max })` | `min(base·2ⁿ, max)`, overflow-safe; `forget` resets n |
+ * | `bucket({ perSecond, burst })` | token bucket, starts full; reservations are not refunded |
+ * | `fastSlow({ fast, slow, maxFast })` | `fast` for the first `maxFast` failures, then `slow` |
+ * | `maxOf(a, b, …)` | the largest (`when` is called on every one) |
+ * | `withMaxWait(l, max)` | `min(l, max)` |
+ *
+ * Durations are clamped: negative or NaN inputs count as zero.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as internal from "./internal/rateLimiter.js"
+import type { InvalidRateLimiterOptions } from "./WorkqueueError.js"
+
+/**
+ * The rate limiter service. Provide one to make `Workqueue.make` use it
+ * instead of the controller default.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class RateLimiter extends Context.Tag("@reconcile/workqueue/RateLimiter")<RateLimiter, RateLimiter.Service>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace RateLimiter {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** Records a failure of `key` and returns how long it must wait. */
+    readonly when: (key: string) => Effect.Effect<Duration.Duration>
+    /** Forgets the failures of `key`. */
+    readonly forget: (key: string) => Effect.Effect<void>
+    /** Number of failures recorded for `key`. */
+    readonly numRequeues: (key: string) => Effect.Effect<number>
+  }
+}
+
+/**
+ * Options of {@link exponential}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExponentialOptions {
+  readonly base: Duration.DurationInput
+  readonly max: Duration.DurationInput
+}
+
+/**
+ * Options of {@link bucket}: `perSecond` tokens refill per second, up to `burst`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BucketOptions {
+  readonly perSecond: number
+  readonly burst: number
+}
+
+/**
+ * Options of {@link fastSlow}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FastSlowOptions {
+  readonly fast: Duration.DurationInput
+  readonly slow: Duration.DurationInput
+  readonly maxFast: number
+}
+
+/**
+ * Per-key exponential backoff: `min(base·2ⁿ, max)` for the n-th failure.
+ *
+ * @example
+ * ```ts
+ * const limiter = RateLimiter.exponential({ base: "5 millis", max: "1000 seconds" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const exponential: (options: ExponentialOptions) => Effect.Effect<RateLimiter.Service> = internal.exponential
+
+/**
+ * An overall token bucket shared by all keys: the first `burst` calls get no
+ * delay, then one call per `1/perSecond`. Fails if `perSecond <= 0` or
+ * `burst < 1`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const bucket: (options: BucketOptions) => Effect.Effect<RateLimiter.Service, InvalidRateLimiterOptions> =
+  internal.bucket
+
+/**
+ * `fast` for the first `maxFast` failures of a key, `slow` afterwards.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fastSlow: (options: FastSlowOptions) => Effect.Effect<RateLimiter.Service, InvalidRateLimiterOptions> =
+  internal.fastSlow
+
+/**
+ * The largest delay of several limiters; every one records the failure.
+ *
+ * @example
+ * ```ts
+ * const limiter = RateLimiter.maxOf(
+ *   RateLimiter.exponential({ base: "5 millis", max: "1000 seconds" }),
+ *   RateLimiter.bucket({ perSecond: 10, burst: 100 })
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const maxOf = <E, R>(
+  ...limiters: ReadonlyArray<Effect.Effect<RateLimiter.Service, E, R>>
+): Effect.Effect<RateLimiter.Service, E, R> => Effect.map(Effect.all(limiters), internal.maxOf)
+
+/**
+ * Caps the delays of a limiter at `max`.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withMaxWait = <E, R>(
+  limiter: Effect.Effect<RateLimiter.Service, E, R>,
+  max: Duration.DurationInput
+): Effect.Effect<RateLimiter.Service, E, R> => Effect.map(limiter, (l) => internal.withMaxWait(l, max))
+
+/**
+ * controller-runtime's default for the FIFO queue:
+ * `maxOf(exponential(5 ms, 1000 s), bucket(10/s, burst 100))`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const controllerDefault: Effect.Effect<RateLimiter.Service> = maxOf(
+  exponential({ base: "5 millis", max: "1000 seconds" }),
+  Effect.orDie(bucket({ perSecond: 10, burst: 100 }))
+)
+
+/**
+ * controller-runtime's default for the priority queue: `exponential(5 ms, 1000 s)`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const priorityDefault: Effect.Effect<RateLimiter.Service> = exponential({
+  base: "5 millis",
+  max: "1000 seconds"
+})
+
+/**
+ * A Layer providing the limiter that `make` creates.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <E, R>(make: Effect.Effect<RateLimiter.Service, E, R>): Layer.Layer<RateLimiter, E, R> =>
+  Layer.effect(RateLimiter, make)

@@ -1,0 +1,48 @@
+/**
+ * The queue metrics, with client-go / controller-runtime names, labelled by
+ * `name` and `controller`:
+ * `workqueue_depth`, `workqueue_adds_total`, `workqueue_queue_duration_seconds`,
+ * `workqueue_work_duration_seconds`, `workqueue_unfinished_work_seconds`,
+ * `workqueue_longest_running_processor_seconds`, `workqueue_retries_total`.
+ *
+ * Metrics are Effect `Metric`s in the global registry; the Manager exports
+ * them in Prometheus format. `workqueue_retries_total` counts every delayed add
+ * (`addAfter`, `addRateLimited`), as client-go does. The two in-flight gauges
+ * are refreshed every 500 ms.
+ *
+ * @since 0.1.0
+ */
+import * as internal from "./internal/metrics.js"
+
+/**
+ * The metric names.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const names: {
+  readonly depth: "workqueue_depth"
+  readonly adds: "workqueue_adds_total"
+  readonly queueDuration: "workqueue_queue_duration_seconds"
+  readonly workDuration: "workqueue_work_duration_seconds"
+  readonly unfinishedWork: "workqueue_unfinished_work_seconds"
+  readonly longestRunning: "workqueue_longest_running_processor_seconds"
+  readonly retries: "workqueue_retries_total"
+} = internal.names
+
+/**
+ * The metrics of the queue called `name` (with `controller` label, default
+ * `name`), for reading their values with `Metric.value`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const forQueue = (name: string, controller: string = name): QueueMetrics => internal.make(name, controller)
+
+/**
+ * The metrics of one queue.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type QueueMetrics = internal.QueueMetrics

@@ -1,0 +1,240 @@
+import type * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as RateLimiter from "../RateLimiter.js"
+import type { WorkqueueShutdown } from "../WorkqueueError.js"
+import { MAX_DELAY_MILLIS } from "./delay.js"
+import { Heap, type HeapNode } from "./heap.js"
+import type { QueueMetrics } from "./metrics.js"
+
+/** A fiber blocked in `take`; resumed with an item, or `undefined` on shutdown. @internal */
+type Taker<T> = (item: T | undefined) => void
+
+interface Delayed extends HeapNode {
+  readonly key: string
+  readyAt: number
+  readonly seq: number
+}
+
+const lessDelayed = (a: Delayed, b: Delayed): boolean =>
+  a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq)
+
+/**
+ * What both queue flavours share: blocked takers, the delayed-add heap and the
+ * fiber that moves due entries into the queue, in-flight bookkeeping with its
+ * metrics, and shutdown with or without drain.
+ *
+ * All state is plain mutable JavaScript touched only from synchronous code, so
+ * every operation is atomic with respect to other fibers.
+ *
+ * @internal
+ */
+export abstract class QueueCore<T> {
+  shuttingDown = false
+  /** Keys handed out and not yet `done`, with the time (ms) they were handed out. */
+  readonly processing = new Map<string, number>()
+  /** First time (ms) a key was added since it was last handed out, for the queue-duration metric. */
+  readonly addTimes = new Map<string, number>()
+  private readonly takers = new Set<Taker<T>>()
+  private readonly drainWaiters = new Set<() => void>()
+  private readonly delayed = new Heap<Delayed>(lessDelayed)
+  private readonly delayedByKey = new Map<string, Delayed>()
+  private delayedSeq = 0
+  private wake: (() => void) | undefined = undefined
+  private depth = 0
+
+  constructor(
+    readonly name: string,
+    readonly clock: Clock.Clock,
+    readonly limiter: RateLimiter.RateLimiter.Service,
+    readonly metrics: QueueMetrics
+  ) {}
+
+  /** Removes the next ready item and records it as processing; `undefined` when none is ready. */
+  protected abstract tryTake(): T | undefined
+  /** A delayed entry for `key` is due. */
+  protected abstract onDelayedReady(key: string): void
+  /** Number of items ready to be taken. */
+  abstract readyLength(): number
+  /** `key` finished processing; re-queue it if it was re-added meanwhile. */
+  protected abstract afterDone(key: string): void
+
+  now(): number {
+    return this.clock.unsafeCurrentTimeMillis()
+  }
+
+  // --- metrics ------------------------------------------------------------
+
+  /** Records that `key` became ready (an add that counts). */
+  protected recordAdd(key: string, now: number): void {
+    this.metrics.adds.unsafeUpdate(1, [])
+    this.metrics.depth.unsafeUpdate(++this.depth, [])
+    if (!this.addTimes.has(key)) this.addTimes.set(key, now)
+  }
+
+  /** Records that `key` was handed to a taker. */
+  protected recordTake(key: string): void {
+    const now = this.now()
+    this.metrics.depth.unsafeUpdate(--this.depth, [])
+    this.processing.set(key, now)
+    const added = this.addTimes.get(key)
+    if (added !== undefined) {
+      this.metrics.queueDuration.unsafeUpdate((now - added) / 1000, [])
+      this.addTimes.delete(key)
+    }
+  }
+
+  // --- taking -------------------------------------------------------------
+
+  /** Hands ready items to blocked takers, oldest taker first. */
+  protected notify(): void {
+    while (this.takers.size > 0) {
+      const item = this.tryTake()
+      if (item === undefined) return
+      const taker = this.takers.values().next().value as Taker<T>
+      this.takers.delete(taker)
+      taker(item)
+    }
+  }
+
+  /** Blocks until an item is ready; fails with `shutdown` once the queue is shut down and empty. */
+  takeEffect(shutdown: Effect.Effect<never, WorkqueueShutdown>): Effect.Effect<T, WorkqueueShutdown> {
+    return Effect.suspend(() => {
+      const item = this.tryTake()
+      if (item !== undefined) return Effect.succeed(item)
+      if (this.shuttingDown) return shutdown
+      return Effect.async<T, WorkqueueShutdown>((resume) => {
+        const taker: Taker<T> = (item) => resume(item === undefined ? shutdown : Effect.succeed(item))
+        this.takers.add(taker)
+        return Effect.sync(() => {
+          this.takers.delete(taker)
+        })
+      })
+    })
+  }
+
+  /** Marks `key` done; a key that is not being processed is ignored. */
+  done(key: string): void {
+    const started = this.processing.get(key)
+    if (started === undefined) return
+    this.processing.delete(key)
+    this.metrics.workDuration.unsafeUpdate((this.now() - started) / 1000, [])
+    this.afterDone(key)
+    if (this.processing.size === 0 && this.drainWaiters.size > 0) {
+      for (const resolve of this.drainWaiters) resolve()
+      this.drainWaiters.clear()
+    }
+  }
+
+  // --- delays -------------------------------------------------------------
+
+  /** Schedules `key` to become ready at `readyAt`; several schedules of one key keep the earliest. */
+  protected scheduleAt(key: string, readyAt: number): void {
+    const existing = this.delayedByKey.get(key)
+    if (existing !== undefined) {
+      if (readyAt < existing.readyAt) {
+        existing.readyAt = readyAt
+        this.delayed.fix(existing)
+        if (this.delayed.peek() === existing) this.kick()
+      }
+      return
+    }
+    const node: Delayed = { key, readyAt, seq: this.delayedSeq++, heapIndex: -1 }
+    this.delayed.push(node)
+    this.delayedByKey.set(key, node)
+    if (this.delayed.peek() === node) this.kick()
+  }
+
+  /** Drops a pending delayed entry of `key`, if any. */
+  protected cancelDelayed(key: string): void {
+    const node = this.delayedByKey.get(key)
+    if (node === undefined) return
+    this.delayedByKey.delete(key)
+    this.delayed.remove(node)
+  }
+
+  /** Number of keys with a pending delayed entry. */
+  delayedLength(): number {
+    return this.delayed.size
+  }
+
+  private kick(): void {
+    const wake = this.wake
+    if (wake !== undefined) {
+      this.wake = undefined
+      wake()
+    }
+  }
+
+  /** Moves every due entry into the queue; returns ms until the next one, or -1 if none. */
+  private fireDue(): number {
+    const now = this.now()
+    for (;;) {
+      const next = this.delayed.peek()
+      if (next === undefined) return -1
+      if (next.readyAt > now) return next.readyAt - now
+      this.delayed.pop()
+      this.delayedByKey.delete(next.key)
+      this.onDelayedReady(next.key)
+    }
+  }
+
+  private readonly waitForWake: Effect.Effect<void> = Effect.async<void>((resume) => {
+    const wake = () => resume(Effect.void)
+    this.wake = wake
+    return Effect.sync(() => {
+      if (this.wake === wake) this.wake = undefined
+    })
+  })
+
+  /** The fiber that turns delayed entries into adds; ends at shutdown. */
+  readonly delayLoop: Effect.Effect<void> = Effect.suspend(() => {
+    if (this.shuttingDown) return Effect.void
+    const wait = this.fireDue()
+    const sleep = wait < 0
+      ? this.waitForWake
+      : Effect.raceFirst(this.clock.sleep(Duration.millis(Math.min(wait, MAX_DELAY_MILLIS))), this.waitForWake)
+    return Effect.zipRight(sleep, this.delayLoop)
+  })
+
+  // --- in-flight metrics ----------------------------------------------------
+
+  /** Updates `workqueue_unfinished_work_seconds` and `workqueue_longest_running_processor_seconds`. */
+  updateUnfinishedWork(): void {
+    const now = this.now()
+    let total = 0
+    let longest = 0
+    for (const started of this.processing.values()) {
+      const elapsed = (now - started) / 1000
+      total += elapsed
+      if (elapsed > longest) longest = elapsed
+    }
+    this.metrics.unfinishedWork.unsafeUpdate(total, [])
+    this.metrics.longestRunning.unsafeUpdate(longest, [])
+  }
+
+  // --- shutdown -------------------------------------------------------------
+
+  shutdown(): void {
+    if (this.shuttingDown) return
+    this.shuttingDown = true
+    this.delayed.clear()
+    this.delayedByKey.clear()
+    this.kick()
+    // Takers only block while nothing is ready, so every blocked taker now learns of the shutdown.
+    const takers = Array.from(this.takers)
+    this.takers.clear()
+    for (const taker of takers) taker(undefined)
+  }
+
+  /** Waits until no key is being processed. */
+  readonly awaitDrained: Effect.Effect<void> = Effect.suspend(() =>
+    this.processing.size === 0 ? Effect.void : Effect.async<void>((resume) => {
+      const resolve = () => resume(Effect.void)
+      this.drainWaiters.add(resolve)
+      return Effect.sync(() => {
+        this.drainWaiters.delete(resolve)
+      })
+    })
+  )
+}

@@ -1,0 +1,117 @@
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as RateLimiter from "../RateLimiter.js"
+import { InvalidRateLimiterOptions } from "../WorkqueueError.js"
+
+type Service = RateLimiter.RateLimiter.Service
+
+const millisOf = (input: Duration.DurationInput): number => {
+  const millis = Duration.toMillis(Duration.decode(input))
+  return Number.isNaN(millis) || millis < 0 ? 0 : millis
+}
+
+/** A limiter whose delay depends only on a per-key failure count. @internal */
+const perKey = (delayFor: (failures: number) => number): Service => {
+  const failures = new Map<string, number>()
+  return {
+    when: (key) =>
+      Effect.sync(() => {
+        const n = failures.get(key) ?? 0
+        failures.set(key, n + 1)
+        return Duration.millis(delayFor(n))
+      }),
+    forget: (key) => Effect.sync(() => void failures.delete(key)),
+    numRequeues: (key) => Effect.sync(() => failures.get(key) ?? 0)
+  }
+}
+
+/** @internal */
+export const exponential = (options: RateLimiter.ExponentialOptions): Effect.Effect<Service> =>
+  Effect.sync(() => {
+    const base = millisOf(options.base)
+    const max = millisOf(options.max)
+    // base·2ⁿ overflows to Infinity for large n, and min() then caps it: no overflow to handle.
+    return perKey((n) => Math.min(base * Math.pow(2, n), max))
+  })
+
+/** @internal */
+export const fastSlow = (
+  options: RateLimiter.FastSlowOptions
+): Effect.Effect<Service, InvalidRateLimiterOptions> =>
+  Number.isInteger(options.maxFast) && options.maxFast >= 0
+    ? Effect.sync(() => {
+      const fast = millisOf(options.fast)
+      const slow = millisOf(options.slow)
+      return perKey((n) => (n < options.maxFast ? fast : slow))
+    })
+    : Effect.fail(
+      new InvalidRateLimiterOptions({
+        limiter: "fastSlow",
+        option: "maxFast",
+        reason: `must be a non-negative integer, got ${options.maxFast}`
+      })
+    )
+
+/** @internal */
+export const bucket = (options: RateLimiter.BucketOptions): Effect.Effect<Service, InvalidRateLimiterOptions> => {
+  const { burst, perSecond } = options
+  if (!(perSecond > 0) || !Number.isFinite(perSecond)) {
+    return Effect.fail(
+      new InvalidRateLimiterOptions({
+        limiter: "bucket",
+        option: "perSecond",
+        reason: `must be a finite number > 0, got ${perSecond}`
+      })
+    )
+  }
+  if (!Number.isInteger(burst) || burst < 1) {
+    return Effect.fail(
+      new InvalidRateLimiterOptions({ limiter: "bucket", option: "burst", reason: `must be an integer >= 1, got ${burst}` })
+    )
+  }
+  return Effect.clockWith((clock) =>
+    Effect.sync((): Service => {
+      // Token bucket as golang.org/x/time/rate's Reserve: starts full, every
+      // call takes a token (tokens may go negative), the delay is the wait
+      // until the deficit refills. Reservations are never refunded.
+      let tokens = burst
+      let last = clock.unsafeCurrentTimeMillis()
+      return {
+        when: () =>
+          Effect.clockWith((clock) =>
+            Effect.sync(() => {
+              const now = clock.unsafeCurrentTimeMillis()
+              if (now > last) {
+                tokens = Math.min(burst, tokens + ((now - last) / 1000) * perSecond)
+                last = now
+              }
+              tokens -= 1
+              return Duration.millis(tokens >= 0 ? 0 : (-tokens / perSecond) * 1000)
+            })
+          ),
+        forget: () => Effect.void,
+        numRequeues: () => Effect.succeed(0)
+      }
+    })
+  )
+}
+
+/** @internal */
+export const maxOf = (limiters: ReadonlyArray<Service>): Service => ({
+  when: (key) =>
+    Effect.map(Effect.forEach(limiters, (limiter) => limiter.when(key)), (delays) =>
+      delays.reduce((a, b) => Duration.max(a, b), Duration.zero)),
+  forget: (key) => Effect.forEach(limiters, (limiter) => limiter.forget(key), { discard: true }),
+  numRequeues: (key) =>
+    Effect.map(Effect.forEach(limiters, (limiter) => limiter.numRequeues(key)), (counts) => Math.max(0, ...counts))
+})
+
+/** @internal */
+export const withMaxWait = (limiter: Service, max: Duration.DurationInput): Service => {
+  const cap = Duration.decode(max)
+  return {
+    when: (key) => Effect.map(limiter.when(key), (delay) => Duration.min(delay, cap)),
+    forget: limiter.forget,
+    numRequeues: limiter.numRequeues
+  }
+}

@@ -1,0 +1,2 @@
+import { it } from "@effect/vitest"
+it("placeholder", () => {})

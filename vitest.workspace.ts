@@ -1,0 +1,5 @@
+/**
+ * The vitest projects of the repository: one per package or example with tests.
+ * `vitest.config.ts` passes this list as `test.projects`.
+ */
+export default ["packages/workqueue"]

@@ -33,22 +33,24 @@ export abstract class QueueCore<T> {
   shuttingDown = false
   /** Keys handed out and not yet `done`, with the time (ms) they were handed out. */
   readonly processing = new Map<string, number>()
-  /** First time (ms) a key was added since it was last handed out, for the queue-duration metric. */
-  readonly addTimes = new Map<string, number>()
   private readonly takers = new Set<Taker<T>>()
   private readonly drainWaiters = new Set<() => void>()
   private readonly delayed = new Heap<Delayed>(lessDelayed)
   private readonly delayedByKey = new Map<string, Delayed>()
   private delayedSeq = 0
   private wake: (() => void) | undefined = undefined
+  private busyWake: (() => void) | undefined = undefined
   private depth = 0
+  private readonly origin: number
 
   constructor(
     readonly name: string,
     readonly clock: Clock.Clock,
     readonly limiter: RateLimiter.RateLimiter.Service,
     readonly metrics: QueueMetrics
-  ) {}
+  ) {
+    this.origin = clock.unsafeCurrentTimeMillis()
+  }
 
   /** Removes the next ready item and records it as processing; `undefined` when none is ready. */
   protected abstract tryTake(): T | undefined
@@ -59,28 +61,32 @@ export abstract class QueueCore<T> {
   /** `key` finished processing; re-queue it if it was re-added meanwhile. */
   protected abstract afterDone(key: string): void
 
+  /**
+   * The clock's time in ms, relative to when the queue was made: small
+   * integers stay unboxed (V8 small integers) in the hot-path maps.
+   */
   now(): number {
-    return this.clock.unsafeCurrentTimeMillis()
+    return this.clock.unsafeCurrentTimeMillis() - this.origin
   }
 
   // --- metrics ------------------------------------------------------------
 
-  /** Records that `key` became ready (an add that counts). */
-  protected recordAdd(key: string, now: number): void {
+  /** Records an add that counts (the key was not already waiting). */
+  protected recordAdd(): void {
     this.metrics.adds.unsafeUpdate(1, [])
     this.metrics.depth.unsafeUpdate(++this.depth, [])
-    if (!this.addTimes.has(key)) this.addTimes.set(key, now)
   }
 
-  /** Records that `key` was handed to a taker. */
-  protected recordTake(key: string): void {
+  /** Records that `key`, added at `addedAt` (ms), was handed to a taker. */
+  protected recordTake(key: string, addedAt: number): void {
     const now = this.now()
     this.metrics.depth.unsafeUpdate(--this.depth, [])
+    this.metrics.queueDuration.unsafeUpdate((now - addedAt) / 1000, [])
     this.processing.set(key, now)
-    const added = this.addTimes.get(key)
-    if (added !== undefined) {
-      this.metrics.queueDuration.unsafeUpdate((now - added) / 1000, [])
-      this.addTimes.delete(key)
+    if (this.processing.size === 1 && this.busyWake !== undefined) {
+      const wake = this.busyWake
+      this.busyWake = undefined
+      wake()
     }
   }
 
@@ -211,6 +217,26 @@ export abstract class QueueCore<T> {
     }
     this.metrics.unfinishedWork.unsafeUpdate(total, [])
     this.metrics.longestRunning.unsafeUpdate(longest, [])
+  }
+
+  /**
+   * Refreshes the in-flight gauges every `period` while keys are in flight,
+   * and sleeps without ticking while none is (so idle queues cost nothing and
+   * large `TestClock` jumps stay cheap).
+   */
+  unfinishedWorkLoop(period: Duration.Duration): Effect.Effect<void> {
+    const waitBusy = Effect.async<void>((resume) => {
+      const wake = () => resume(Effect.void)
+      this.busyWake = wake
+      return Effect.sync(() => {
+        if (this.busyWake === wake) this.busyWake = undefined
+      })
+    })
+    const loop: Effect.Effect<void> = Effect.suspend(() => {
+      this.updateUnfinishedWork()
+      return Effect.zipRight(this.processing.size === 0 ? waitBusy : this.clock.sleep(period), loop)
+    })
+    return loop
   }
 
   // --- shutdown -------------------------------------------------------------

@@ -15,6 +15,8 @@ interface Item extends HeapNode {
   priority: number
   readyAt: number
   readonly seq: number
+  /** When the item became ready (ms), for the queue-duration metric. */
+  addedAt: number
 }
 
 /** Higher priority first, then first added first. */
@@ -39,7 +41,7 @@ export class PriorityQueue extends QueueCore<PriorityWorkqueue.PriorityWorkqueue
     const readyAt = delayMillis > 0 ? now + delayMillis : 0
     const item = this.items.get(key)
     if (item === undefined) {
-      const created: Item = { key, priority, readyAt, seq: this.seq++, heapIndex: -1 }
+      const created: Item = { key, priority, readyAt, seq: this.seq++, addedAt: now, heapIndex: -1 }
       this.items.set(key, created)
       if (readyAt === 0) this.becomeReady(created, now)
       else this.scheduleAt(key, readyAt)
@@ -62,7 +64,8 @@ export class PriorityQueue extends QueueCore<PriorityWorkqueue.PriorityWorkqueue
 
   private becomeReady(item: Item, now: number): void {
     item.readyAt = 0
-    this.recordAdd(item.key, now)
+    item.addedAt = now
+    this.recordAdd()
     if (this.processing.has(item.key)) return
     this.ready.push(item)
     this.notify()
@@ -72,7 +75,7 @@ export class PriorityQueue extends QueueCore<PriorityWorkqueue.PriorityWorkqueue
     const item = this.ready.pop()
     if (item === undefined) return undefined
     this.items.delete(item.key)
-    this.recordTake(item.key)
+    this.recordTake(item.key, item.addedAt)
     return { key: item.key, priority: item.priority }
   }
 

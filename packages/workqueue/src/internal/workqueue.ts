@@ -1,6 +1,6 @@
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as RateLimiter from "../RateLimiter.js"
 import type * as Workqueue from "../Workqueue.js"
@@ -18,12 +18,13 @@ import { Ring } from "./ring.js"
  */
 export class FifoQueue extends QueueCore<string> {
   private readonly queue = new Ring<string>()
-  private readonly dirty = new Set<string>()
+  /** Keys added since they were last handed out, with the time (ms) of that first add. */
+  private readonly dirty = new Map<string, number>()
 
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return
-    this.recordAdd(key, this.now())
-    this.dirty.add(key)
+    this.recordAdd()
+    this.dirty.set(key, this.now())
     if (this.processing.has(key)) return
     this.queue.push(key)
     this.notify()
@@ -39,7 +40,7 @@ export class FifoQueue extends QueueCore<string> {
   protected tryTake(): string | undefined {
     const key = this.queue.shift()
     if (key === undefined) return undefined
-    this.recordTake(key)
+    this.recordTake(key, this.dirty.get(key)!)
     this.dirty.delete(key)
     return key
   }
@@ -61,7 +62,7 @@ export class FifoQueue extends QueueCore<string> {
 }
 
 /** How often the in-flight gauges are refreshed, as in client-go. @internal */
-export const UNFINISHED_WORK_UPDATE_PERIOD = "500 millis"
+export const UNFINISHED_WORK_UPDATE_PERIOD = Duration.millis(500)
 
 const shutdownError = Effect.fail(new WorkqueueShutdown())
 
@@ -70,12 +71,7 @@ export const startCore = <T>(core: QueueCore<T>): Effect.Effect<void, never, Sco
   Effect.gen(function*() {
     yield* Effect.addFinalizer(() => Effect.sync(() => core.shutdown()))
     yield* Effect.forkScoped(core.delayLoop)
-    yield* Effect.forkScoped(
-      Effect.sync(() => core.updateUnfinishedWork()).pipe(
-        Effect.repeat(Schedule.spaced(UNFINISHED_WORK_UPDATE_PERIOD)),
-        Effect.withClock(core.clock)
-      )
-    )
+    yield* Effect.forkScoped(core.unfinishedWorkLoop(UNFINISHED_WORK_UPDATE_PERIOD))
   })
 
 /** Resolves the options shared by both queue flavours. @internal */

@@ -1,0 +1,109 @@
+/**
+ * Event handlers: what turns an event into the requests to reconcile
+ * (controller-runtime's `handler` package).
+ *
+ * A handler is a function `Event<A> => Effect<ReadonlyArray<Request>, E, R>`;
+ * effectful so a mapping can read a cache or call a service. The built-in
+ * handlers return requests without duplicates (by `Request.key`); `forObject`
+ * and `forOwner` skip objects and owners without a name.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import type { Event } from "./Event.js"
+import * as Ev from "./Event.js"
+import * as internal from "./internal/handler.js"
+import type { HasMetadata } from "./ObjectMeta.js"
+import type * as Request from "./Request.js"
+
+/**
+ * Maps an event to the requests it causes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Handler<A, E = never, R = never> = (event: Event<A>) => Effect.Effect<ReadonlyArray<Request.Request>, E, R>
+
+/**
+ * Enqueues the object itself (on `Update`, the new object — it has the same
+ * namespace and name as the old one). controller-runtime's
+ * `EnqueueRequestForObject`, what `For(...)` uses.
+ *
+ * @since 0.1.0
+ * @category handlers
+ */
+export const forObject: <A extends HasMetadata>(event: Event<A>) => Effect.Effect<ReadonlyArray<Request.Request>> = (
+  event
+) => Effect.succeed(internal.requestsOf([Ev.object(event)]))
+
+/**
+ * Options of {@link forOwner}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ForOwnerOptions {
+  /** The owner's `apiVersion`; only its group is compared (`apps/v1` and `apps/v1beta1` match alike). */
+  readonly apiVersion: string
+  /** The owner's kind. */
+  readonly kind: string
+  /** Only follow the reference marked `controller: true` (default `true`). */
+  readonly onlyController?: boolean | undefined
+  /** The owner kind is cluster-scoped: requests have no namespace (default `false`: the owned object's namespace). */
+  readonly clusterScoped?: boolean | undefined
+}
+
+/**
+ * Enqueues the owners of the event's objects (old and new on `Update`) whose
+ * owner reference has the given kind and the group of the given `apiVersion`
+ * (controller-runtime's `EnqueueRequestForOwner`, what `Owns(...)` uses).
+ * Deduplicated.
+ *
+ * With `onlyController` (the default) only the object's controller reference
+ * (the first with `controller: true`) is considered; otherwise every owner
+ * reference is. The request's namespace is the owned object's namespace, or
+ * none with `clusterScoped: true`. References with a malformed `apiVersion`
+ * (more than one `/`) are skipped.
+ *
+ * @example
+ * ```ts
+ * import { Handler } from "@reconcile/core"
+ *
+ * // a ReplicaSet's changes enqueue the Deployment that controls it
+ * const handler = Handler.forOwner({ apiVersion: "apps/v1", kind: "Deployment" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category handlers
+ */
+export const forOwner = (
+  options: ForOwnerOptions
+): <A extends HasMetadata>(event: Event<A>) => Effect.Effect<ReadonlyArray<Request.Request>> => {
+  const owners = internal.ownerRequests(options)
+  return (event) => Effect.succeed(owners(Ev.objects(event)))
+}
+
+/**
+ * Enqueues what an effectful function maps each object to — old and new on
+ * `Update` — deduplicated by key, in first-seen order
+ * (controller-runtime's `EnqueueRequestsFromMapFunc`, what `Watches(...)` uses).
+ * A failure of `f` fails the handler.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Handler, Request } from "@reconcile/core"
+ *
+ * // a ConfigMap change enqueues every app that names it in an annotation
+ * const handler = Handler.fromMap((cm: { metadata?: { namespace?: string } }) =>
+ *   Effect.succeed([Request.make("web", cm.metadata?.namespace)])
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category handlers
+ */
+export const fromMap = <A, E = never, R = never>(
+  f: (obj: A) => Effect.Effect<Iterable<Request.Request>, E, R>
+): Handler<A, E, R> =>
+(event) => Effect.map(Effect.forEach(Ev.objects(event), f), internal.dedupe)

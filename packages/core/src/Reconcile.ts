@@ -1,0 +1,243 @@
+/**
+ * Reconcile outcomes: the error channel of a reconcile says what happens next.
+ *
+ * A reconcile is an `Effect<void, Outcome, R>`. Success means "done, forget the
+ * key's backoff"; each failure is one of three tagged errors:
+ *
+ * | reconcile ends with | the controller's queue |
+ * |---|---|
+ * | success | `forget` |
+ * | `RequeueAfter(d)` | `forget`, then `addAfter(d)` |
+ * | `Retryable(cause)` | `addRateLimited` (backoff grows) |
+ * | `Terminal(cause)` | no requeue; logged once; waits for the next change |
+ *
+ * A defect (a throw, `Effect.die`) is recovered as `Retryable` by the
+ * controller. A reconcile that fails with any other error does not type-check
+ * as a {@link Reconciler}: the author decides, at compile time, what each
+ * failure means — with {@link classify}, {@link asRetryable},
+ * {@link asTerminal}, or `Effect.catchTag`.
+ *
+ * The three errors are `Data.TaggedError`s, so each value is also an `Effect`
+ * that fails with itself: `return yield* Reconcile.requeueAfter("30 seconds")`.
+ *
+ * @example
+ * ```ts
+ * import { Data, Effect } from "effect"
+ * import { Reconcile, type Request } from "@reconcile/core"
+ *
+ * class NotFound extends Data.TaggedError("NotFound")<{}> {}
+ * class Conflict extends Data.TaggedError("Conflict")<{}> {}
+ * class InvalidSpec extends Data.TaggedError("InvalidSpec")<{ readonly reason: string }> {}
+ *
+ * declare const sync: (req: Request.Request) => Effect.Effect<boolean, NotFound | Conflict | InvalidSpec>
+ *
+ * const reconcile: Reconcile.Reconciler<Request.Request> = (req) =>
+ *   Effect.gen(function*() {
+ *     const ready = yield* sync(req)
+ *     if (!ready) return yield* Reconcile.requeueAfter("10 seconds")
+ *   }).pipe(
+ *     Effect.catchTag("NotFound", () => Effect.void), // gone: nothing to do
+ *     Reconcile.classify((e) => e._tag === "Conflict" ? Reconcile.retryable(e) : Reconcile.terminal(e))
+ *   )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import * as internal from "./internal/reconcile.js"
+
+/**
+ * Retry with the controller's rate limiter (exponential backoff): a transient
+ * failure such as a conflict, a timeout or an unavailable dependency.
+ *
+ * @since 0.1.0
+ * @category outcomes
+ */
+export class Retryable extends Data.TaggedError("Retryable")<{
+  readonly cause: unknown
+  readonly message?: string
+}> {}
+
+/**
+ * Do not retry: the object cannot be reconciled as it is (an invalid spec, a
+ * permanent rejection). The key waits for its next event; the failure is
+ * logged and counted as a terminal error.
+ *
+ * @since 0.1.0
+ * @category outcomes
+ */
+export class Terminal extends Data.TaggedError("Terminal")<{
+  readonly cause: unknown
+  readonly message?: string
+}> {}
+
+/**
+ * Not an error: reconcile the key again after `after` (polling an external
+ * state, a scheduled action). The key's backoff is reset.
+ *
+ * @since 0.1.0
+ * @category outcomes
+ */
+export class RequeueAfter extends Data.TaggedError("RequeueAfter")<{
+  readonly after: Duration.Duration
+}> {}
+
+/**
+ * What a failed reconcile asks for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome = Retryable | Terminal | RequeueAfter
+
+/**
+ * A reconcile function: for each input (usually a `Request`), an effect that
+ * succeeds or fails with an {@link Outcome}. Any other error is a type error.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Reconciler<A, R = never> = (input: A) => Effect.Effect<void, Outcome, R>
+
+/**
+ * A `Retryable` outcome for `cause`. Its `message` is the given one, else the
+ * cause's own `message` (or the cause itself when it is a string).
+ *
+ * The value is also an `Effect` failing with itself, so `yield*` it or
+ * return it from `classify`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const retryable = (cause: unknown, message?: string): Retryable =>
+  new Retryable(internal.withMessage(cause, message))
+
+/**
+ * A `Terminal` outcome for `cause`, with the same `message` rule as
+ * {@link retryable}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const terminal = (cause: unknown, message?: string): Terminal =>
+  new Terminal(internal.withMessage(cause, message))
+
+/**
+ * A `RequeueAfter` outcome: reconcile again after `after`. Negative and `NaN`
+ * durations are clamped to zero (an immediate requeue); an infinite duration
+ * stays infinite (the queue clamps it to its longest timer).
+ *
+ * The value is also an `Effect` failing with itself:
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Reconcile } from "@reconcile/core"
+ *
+ * const poll = Effect.gen(function*() {
+ *   return yield* Reconcile.requeueAfter("30 seconds")
+ * }) // Effect<never, RequeueAfter>
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const requeueAfter = (after: Duration.DurationInput): RequeueAfter =>
+  new RequeueAfter({ after: internal.clampDuration(after) })
+
+/**
+ * Whether a value is one of the three outcomes.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isOutcome = (u: unknown): u is Outcome =>
+  u instanceof Retryable || u instanceof Terminal || u instanceof RequeueAfter
+
+/**
+ * Whether a value is a `Retryable` outcome.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRetryable = (u: unknown): u is Retryable => u instanceof Retryable
+
+/**
+ * Whether a value is a `Terminal` outcome.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isTerminal = (u: unknown): u is Terminal => u instanceof Terminal
+
+/**
+ * Whether a value is a `RequeueAfter` outcome.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRequeueAfter = (u: unknown): u is RequeueAfter => u instanceof RequeueAfter
+
+/**
+ * Turns every error of an effect into an outcome with `f`. Errors that already
+ * are outcomes pass through unchanged (`f` never sees them), so a reconcile
+ * can mix `Reconcile.requeueAfter` with domain errors and classify only the
+ * latter. Data-first or pipeable.
+ *
+ * @example
+ * ```ts
+ * import { Data, Effect } from "effect"
+ * import { Reconcile } from "@reconcile/core"
+ *
+ * class HttpError extends Data.TaggedError("HttpError")<{ readonly status: number }> {}
+ * declare const call: Effect.Effect<void, HttpError>
+ *
+ * const reconcile = call.pipe(
+ *   Reconcile.classify((e) => e.status >= 500 || e.status === 409 ? Reconcile.retryable(e) : Reconcile.terminal(e))
+ * ) // Effect<void, Retryable | Terminal>
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const classify: {
+  <E, O extends Outcome>(
+    f: (error: Exclude<E, Outcome>) => O
+  ): <A, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, O | Extract<E, Outcome>, R>
+  <A, E, R, O extends Outcome>(
+    self: Effect.Effect<A, E, R>,
+    f: (error: Exclude<E, Outcome>) => O
+  ): Effect.Effect<A, O | Extract<E, Outcome>, R>
+} = dual(
+  2,
+  <A, E, R, O extends Outcome>(
+    self: Effect.Effect<A, E, R>,
+    f: (error: Exclude<E, Outcome>) => O
+  ): Effect.Effect<A, O | Extract<E, Outcome>, R> =>
+    Effect.mapError(self, (e) => isOutcome(e) ? (e as Extract<E, Outcome>) : f(e as Exclude<E, Outcome>))
+)
+
+/**
+ * Treats every error that is not already an outcome as `Retryable` (its
+ * `cause`).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const asRetryable = <A, E, R>(
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, Retryable | Extract<E, Outcome>, R> => classify(self, (e) => retryable(e))
+
+/**
+ * Treats every error that is not already an outcome as `Terminal` (its
+ * `cause`).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const asTerminal = <A, E, R>(
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, Terminal | Extract<E, Outcome>, R> => classify(self, (e) => terminal(e))

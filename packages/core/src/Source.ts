@@ -1,0 +1,213 @@
+/**
+ * Sources of events: a `Stream` of {@link Event}s plus a `synced` signal.
+ *
+ * A source is a plain value. Running its `events` stream is what starts it
+ * (a watch, a subscription, a timer), and it can be run outside any
+ * controller — in a test, a script, another stream pipeline. A controller runs
+ * each source's stream, filters it with the source's predicates, maps events
+ * to requests with a handler, and starts its workers once every source's
+ * `synced` has completed (with a timeout).
+ *
+ * @example
+ * ```ts
+ * import { Effect, pipe, Stream } from "effect"
+ * import { Event, Predicates, Source } from "@reconcile/core"
+ *
+ * const program = Effect.gen(function*() {
+ *   const { offer, source } = yield* Source.channel<{ metadata: { name: string } }>("webhooks")
+ *   yield* offer(Event.generic({ metadata: { name: "web" } }))
+ *   const filtered = pipe(source, Source.withPredicates(Predicates.labelSelector({})))
+ *   return yield* Stream.runHead(filtered.events)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import type * as PubSub from "effect/PubSub"
+import type * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import type { Event } from "./Event.js"
+import * as internal from "./internal/source.js"
+import type { Predicate } from "./Predicates.js"
+import * as Predicates from "./Predicates.js"
+
+/**
+ * A named stream of events about objects of type `A`.
+ *
+ * - `name` identifies the source in logs and in a controller's cache-sync
+ *   timeout error.
+ * - `events` is the stream; each run is independent (a new watch, a new
+ *   subscription) unless the constructor says otherwise.
+ * - `synced` completes once the source has delivered its initial state (for a
+ *   watch: the first list). It never fails; a consumer bounds the wait with a
+ *   timeout.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Source<A, E = never, R = never> {
+  readonly name: string
+  readonly events: Stream.Stream<Event<A>, E, R>
+  readonly synced: Effect.Effect<void>
+}
+
+/**
+ * Makes a source from its parts; `synced` defaults to "synced at once".
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <A, E = never, R = never>(options: {
+  readonly name: string
+  readonly events: Stream.Stream<Event<A>, E, R>
+  readonly synced?: Effect.Effect<void> | undefined
+}): Source<A, E, R> => ({ name: options.name, events: options.events, synced: options.synced ?? Effect.void })
+
+/**
+ * A source from any stream of events. It counts as synced at once unless a
+ * `synced` effect is given (e.g. `Deferred.await` of a deferred the stream
+ * completes after its initial list).
+ *
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Event, Source } from "@reconcile/core"
+ *
+ * const source = Source.fromStream("fixed", Stream.make(Event.create({ metadata: { name: "a" } }, { initial: true })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromStream = <A, E = never, R = never>(
+  name: string,
+  stream: Stream.Stream<Event<A>, E, R>,
+  options?: { readonly synced?: Effect.Effect<void> | undefined }
+): Source<A, E, R> => make({ name, events: stream, synced: options?.synced })
+
+/**
+ * A channel source fed from a queue (external events such as webhooks). Every
+ * run of `events` takes from the same queue, so concurrent runs split the
+ * events between them; the stream ends when the queue is shut down. Synced at
+ * once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromQueue = <A>(name: string, queue: Queue.Dequeue<Event<A>>): Source<A> =>
+  make({ name, events: Stream.fromQueue(queue) })
+
+/**
+ * A channel source fed from a `PubSub`: each run of `events` subscribes anew
+ * and receives what is published from then on (not what was published
+ * before). The stream ends when the PubSub is shut down. Synced at once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromPubSub = <A>(name: string, pubsub: PubSub.PubSub<Event<A>>): Source<A> =>
+  make({ name, events: Stream.fromPubSub(pubsub) })
+
+/**
+ * A channel source with its feeding end, as made by {@link channel}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Channel<A> {
+  readonly source: Source<A>
+  /** Enqueues an event; `false` once the channel is shut down. */
+  readonly offer: (event: Event<A>) => Effect.Effect<boolean>
+  /** Shuts the channel down: its stream ends at once (events not yet taken are dropped) and `offer` returns `false`. */
+  readonly shutdown: Effect.Effect<void>
+}
+
+/**
+ * A channel source backed by an unbounded queue, with the `offer` function to
+ * feed it: the convenient way to push external events (webhooks, a message
+ * bus) into a controller. Offered events are kept until the source's stream
+ * takes them, so nothing offered before the controller starts is lost.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Event, Source } from "@reconcile/core"
+ *
+ * const program = Effect.gen(function*() {
+ *   const webhooks = yield* Source.channel<{ metadata: { name: string; namespace: string } }>("github")
+ *   // give webhooks.source to a controller; from an HTTP handler:
+ *   yield* webhooks.offer(Event.generic({ metadata: { name: "web", namespace: "default" } }))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const channel: <A>(name: string) => Effect.Effect<Channel<A>> = internal.channel
+
+/**
+ * A resync source: emits a `Generic` event for every object `list` returns,
+ * every `every` (a fixed rate: a slow `list` delays the next tick, ticks do not
+ * pile up). The first batch is emitted when the stream starts, or after
+ * `every` with `immediate: false`. A failure of `list` fails the stream.
+ * Synced at once. Time comes from Effect's `Clock`, so `TestClock` drives it.
+ * `every` should be positive: a zero interval re-lists without pause.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Source } from "@reconcile/core"
+ *
+ * declare const listApps: Effect.Effect<ReadonlyArray<{ metadata: { name: string } }>>
+ * const resync = Source.periodic("resync", "10 minutes", listApps, { immediate: false })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const periodic = <A, E = never, R = never>(
+  name: string,
+  every: Duration.DurationInput,
+  list: Effect.Effect<Iterable<A>, E, R>,
+  options?: { readonly immediate?: boolean | undefined }
+): Source<A, E, R> => make({ name, events: internal.periodic(every, list, options?.immediate ?? true) })
+
+/**
+ * Keeps only the events the predicate passes (`Stream.filter` on the events).
+ * Name and `synced` are unchanged.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const filter: {
+  <A>(predicate: Predicate<NoInfer<A>>): <E, R>(self: Source<A, E, R>) => Source<A, E, R>
+  <A, E, R>(self: Source<A, E, R>, predicate: Predicate<NoInfer<A>>): Source<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Source<A, E, R>, predicate: Predicate<A>): Source<A, E, R> =>
+    make({ name: self.name, events: Stream.filter(self.events, predicate), synced: self.synced })
+)
+
+/**
+ * Keeps only the events every predicate passes: controller-runtime's
+ * `WithPredicates`/`WithEventFilter`, pipeable.
+ *
+ * @example
+ * ```ts
+ * import { pipe } from "effect"
+ * import { Predicates, Source } from "@reconcile/core"
+ *
+ * declare const apps: Source.Source<{ metadata?: { generation?: number } }>
+ * const specChanges = pipe(apps, Source.withPredicates(Predicates.generationChanged))
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withPredicates = <A>(
+  ...predicates: ReadonlyArray<Predicate<NoInfer<A>>>
+): <E, R>(self: Source<A, E, R>) => Source<A, E, R> =>
+(self) => filter(self, Predicates.all(predicates))

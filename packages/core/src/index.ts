@@ -1,0 +1,34 @@
+/**
+ * @since 0.1.0
+ */
+export * as Event from "./Event.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Handler from "./Handler.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ObjectMeta from "./ObjectMeta.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Predicates from "./Predicates.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Reconcile from "./Reconcile.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Request from "./Request.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Source from "./Source.js"

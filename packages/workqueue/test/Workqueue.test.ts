@@ -1,0 +1,359 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Exit, Fiber, Metric, TestClock } from "effect"
+import { RateLimiter, Workqueue, WorkqueueMetrics } from "@reconcile/workqueue"
+
+/** Moves virtual time forward and lets the woken fibers run. */
+const advance = (millis: number) => Effect.zipRight(TestClock.adjust(Duration.millis(millis)), Effect.yieldNow())
+
+/** Takes everything that is ready now, without blocking. */
+const drainReady = (queue: Workqueue.Workqueue.Service) =>
+  Effect.gen(function*() {
+    const keys: Array<string> = []
+    while ((yield* queue.len) > 0) keys.push(yield* queue.take)
+    return keys
+  })
+
+const limiter = RateLimiter.exponential({ base: "1 second", max: "100 seconds" })
+
+describe("Workqueue", () => {
+  it.scoped("is fair: ready keys come out in FIFO order", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "fifo" })
+      for (const key of ["c", "a", "b"]) yield* queue.add(key)
+      assert.deepStrictEqual(yield* drainReady(queue), ["c", "a", "b"])
+    }))
+
+  it.scoped("is stingy: adds of a waiting key collapse into one", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "collapse" })
+      yield* queue.add("a")
+      yield* queue.add("b")
+      yield* queue.add("a")
+      yield* queue.add("a")
+      assert.strictEqual(yield* queue.len, 2)
+      assert.deepStrictEqual(yield* drainReady(queue), ["a", "b"])
+    }))
+
+  it.scoped("never hands a key to a second taker before done", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "stingy" })
+      yield* queue.add("a")
+      assert.strictEqual(yield* queue.take, "a")
+      yield* queue.add("a")
+      const second = yield* Effect.fork(queue.take)
+      yield* Effect.yieldNow()
+      assert.isNull(second.unsafePoll(), "a key in flight must not be handed out again")
+      yield* queue.done("a")
+      assert.strictEqual(yield* Fiber.join(second), "a")
+    }))
+
+  it.scoped("add while processing marks the key dirty; done re-queues it exactly once", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "dirty" })
+      yield* queue.add("a")
+      yield* queue.take
+      yield* queue.add("a")
+      yield* queue.add("a")
+      assert.strictEqual(yield* queue.len, 0, "a dirty key in flight is not ready")
+      yield* queue.done("a")
+      assert.deepStrictEqual(yield* drainReady(queue), ["a"])
+      yield* queue.done("a")
+      assert.strictEqual(yield* queue.len, 0, "the second done has nothing left to re-queue")
+    }))
+
+  it.scoped("addAfter with a non-positive delay is add", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "after-zero" })
+      yield* queue.addAfter("zero", 0)
+      yield* queue.addAfter("negative", -5)
+      yield* queue.addAfter("negative-duration", Duration.millis(-1))
+      assert.deepStrictEqual(yield* drainReady(queue), ["zero", "negative", "negative-duration"])
+    }))
+
+  it.scoped("addAfter makes the key ready when the delay has passed, not before", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "after" })
+      yield* queue.addAfter("a", "10 seconds")
+      yield* advance(9_999)
+      assert.strictEqual(yield* queue.len, 0)
+      yield* advance(1)
+      assert.deepStrictEqual(yield* drainReady(queue), ["a"])
+    }))
+
+  it.scoped("several delayed adds of one key keep the earliest ready time", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "earliest" })
+      yield* queue.addAfter("a", "10 seconds")
+      yield* queue.addAfter("a", "3 seconds")
+      yield* queue.addAfter("a", "7 seconds")
+      yield* advance(3_000)
+      assert.deepStrictEqual(yield* drainReady(queue), ["a"])
+      yield* queue.done("a")
+      yield* advance(10_000)
+      assert.strictEqual(yield* queue.len, 0, "the later delayed adds were merged into the earliest one")
+    }))
+
+  it.scoped("delayed keys become ready in ready-time order", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "order" })
+      yield* queue.addAfter("late", "3 seconds")
+      yield* queue.addAfter("early", "1 second")
+      yield* queue.addAfter("middle", "2 seconds")
+      yield* advance(5_000)
+      assert.deepStrictEqual(yield* drainReady(queue), ["early", "middle", "late"])
+    }))
+
+  it.scoped("an immediate add does not cancel a pending delayed entry", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "no-cancel" })
+      yield* queue.addAfter("a", "5 seconds")
+      yield* queue.add("a")
+      assert.deepStrictEqual(yield* drainReady(queue), ["a"])
+      yield* queue.done("a")
+      yield* advance(5_000)
+      assert.deepStrictEqual(yield* drainReady(queue), ["a"], "the delayed entry still fires")
+    }))
+
+  it.scoped("a delayed entry that fires while the key still waits collapses into it", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "collapse-delayed" })
+      yield* queue.addAfter("a", "5 seconds")
+      yield* queue.add("a")
+      yield* advance(5_000)
+      assert.deepStrictEqual(yield* drainReady(queue), ["a"])
+    }))
+
+  it.scoped("a blocked taker wakes when a delayed entry fires", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "wake" })
+      const taker = yield* Effect.fork(queue.take)
+      yield* queue.addAfter("a", "2 seconds")
+      yield* advance(1_999)
+      assert.isNull(taker.unsafePoll())
+      yield* advance(1)
+      assert.strictEqual(yield* Fiber.join(taker), "a")
+    }))
+
+  it.scoped("addRateLimited waits the limiter's delay; forget and numRequeues reach the limiter", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "limited", rateLimiter: yield* limiter })
+      yield* queue.addRateLimited("a")
+      yield* queue.addRateLimited("a")
+      assert.strictEqual(yield* queue.numRequeues("a"), 2)
+      yield* advance(999)
+      assert.strictEqual(yield* queue.len, 0)
+      yield* advance(1)
+      assert.deepStrictEqual(yield* drainReady(queue), ["a"], "the earliest (1 s) of the two entries fires")
+      yield* queue.forget("a")
+      assert.strictEqual(yield* queue.numRequeues("a"), 0)
+    }))
+
+  it.scoped("uses the RateLimiter service from context when no limiter is given", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "ctx-limiter" }).pipe(
+        Effect.provideServiceEffect(RateLimiter.RateLimiter, RateLimiter.fastSlow({ fast: "1 second", slow: "1 minute", maxFast: 1 }))
+      )
+      yield* queue.addRateLimited("a")
+      yield* advance(1_000)
+      assert.deepStrictEqual(yield* drainReady(queue), ["a"])
+    }))
+
+  it.scoped("two queues never share a key's failure count", () =>
+    Effect.gen(function*() {
+      const one = yield* Workqueue.make({ name: "one" })
+      const two = yield* Workqueue.make({ name: "two" })
+      yield* one.addRateLimited("ns/a")
+      yield* one.addRateLimited("ns/a")
+      assert.strictEqual(yield* one.numRequeues("ns/a"), 2)
+      assert.strictEqual(yield* two.numRequeues("ns/a"), 0)
+    }))
+
+  it.scoped(
+    "controller-runtime timeline: an extra add between retries counts as a failure, the scheduled retry stays on time",
+    () =>
+      Effect.gen(function*() {
+        // A worker whose every attempt fails: take, addRateLimited, done. Exponential 1 s → 100 s.
+        const queue = yield* Workqueue.make({ name: "timeline", rateLimiter: yield* limiter })
+        const attempts: Array<number> = []
+        yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+          const key = yield* queue.take
+          attempts.push(yield* TestClock.currentTimeMillis)
+          yield* queue.addRateLimited(key)
+          yield* queue.done(key)
+        })))
+        yield* queue.add("k") // t=0: attempt, failure #0 → retry at 1
+        yield* advance(1_000) // t=1: attempt, failure #1 → retry at 3
+        yield* advance(1_000)
+        yield* queue.add("k") // t=2: out-of-band add → attempt now, failure #2 → 4 s, but the retry at 3 is earlier
+        yield* Effect.yieldNow()
+        yield* advance(1_000) // t=3: the scheduled retry fires on time; failure #3 → 8 s → retry at 11 (not 7)
+        yield* advance(7_000)
+        assert.deepStrictEqual(attempts, [0, 1_000, 2_000, 3_000], "no retry at t=7")
+        yield* advance(1_000)
+        assert.deepStrictEqual(attempts, [0, 1_000, 2_000, 3_000, 11_000])
+        assert.strictEqual(yield* queue.numRequeues("k"), 5)
+      })
+  )
+
+  describe("shutdown", () => {
+    it.scoped("releases blocked takers with WorkqueueShutdown", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "release" })
+        const takers = yield* Effect.all([Effect.fork(queue.take), Effect.fork(queue.take)])
+        yield* Effect.yieldNow()
+        yield* queue.shutdown
+        for (const taker of takers) {
+          const exit = yield* Fiber.await(taker)
+          assert.isTrue(Exit.isFailure(exit))
+          assert.deepStrictEqual(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag, "WorkqueueShutdown")
+        }
+      }))
+
+    it.scoped("hands out the remaining keys, then signals shutdown; later adds are ignored", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "remaining" })
+        yield* queue.add("a")
+        yield* queue.add("b")
+        yield* queue.shutdown
+        yield* queue.add("c")
+        yield* queue.addAfter("d", 0)
+        yield* queue.addRateLimited("e")
+        assert.isTrue(yield* queue.isShuttingDown)
+        assert.strictEqual(yield* queue.take, "a")
+        assert.strictEqual(yield* queue.take, "b")
+        const error = yield* Effect.flip(queue.take)
+        assert.strictEqual(error._tag, "WorkqueueShutdown")
+      }))
+
+    it.scoped("drops pending delayed entries", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "drop-delayed" })
+        yield* queue.addAfter("a", "1 second")
+        yield* queue.shutdown
+        yield* advance(2_000)
+        assert.strictEqual(yield* queue.len, 0)
+      }))
+
+    it.scoped("a dirty in-flight key is still re-queued at done after shutdown", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "dirty-shutdown" })
+        yield* queue.add("a")
+        yield* queue.take
+        yield* queue.add("a")
+        yield* queue.shutdown
+        yield* queue.done("a")
+        assert.strictEqual(yield* queue.take, "a")
+      }))
+
+    it.scoped("shutdownWithDrain waits until every in-flight key is done", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "drain" })
+        yield* queue.add("a")
+        yield* queue.add("b")
+        yield* queue.take
+        yield* queue.take
+        const drain = yield* Effect.fork(queue.shutdownWithDrain)
+        yield* Effect.yieldNow()
+        yield* queue.done("a")
+        yield* Effect.yieldNow()
+        assert.isNull(drain.unsafePoll(), "b is still in flight")
+        yield* queue.done("b")
+        yield* Fiber.join(drain)
+      }))
+
+    it.scoped("shutdownWithDrain returns at once when nothing is in flight", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "drain-empty" })
+        yield* queue.shutdownWithDrain
+        assert.isTrue(yield* queue.isShuttingDown)
+      }))
+
+    it.effect("closing the scope shuts the queue down and releases takers", () =>
+      Effect.gen(function*() {
+        const [queue, taker] = yield* Effect.scoped(Effect.gen(function*() {
+          const queue = yield* Workqueue.make({ name: "scope" })
+          const taker = yield* Effect.fork(queue.take)
+          yield* Effect.yieldNow()
+          return [queue, taker] as const
+        }))
+        assert.isTrue(yield* queue.isShuttingDown)
+        assert.isTrue(Exit.isFailure(yield* Fiber.await(taker)))
+      }))
+  })
+
+  describe("bad input", () => {
+    it.scoped("NaN and negative delays are clamped to zero (immediate add)", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "nan" })
+        yield* queue.addAfter("nan", Number.NaN)
+        yield* queue.addAfter("neg", -Infinity)
+        assert.deepStrictEqual(yield* drainReady(queue), ["nan", "neg"])
+      }))
+
+    it.scoped("infinite delays are clamped to 2^31-1 ms and still fire", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "infinite" })
+        yield* queue.addAfter("a", Duration.infinity)
+        yield* queue.addAfter("b", Infinity)
+        yield* advance(2 ** 31 - 2)
+        assert.strictEqual(yield* queue.len, 0)
+        yield* advance(1)
+        assert.deepStrictEqual(yield* drainReady(queue), ["a", "b"])
+      }))
+
+    it.scoped("done of a key that was never taken is a no-op and does not duplicate a waiting key", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "stray-done" })
+        yield* queue.done("ghost")
+        yield* queue.add("a")
+        yield* queue.done("a")
+        assert.deepStrictEqual(yield* drainReady(queue), ["a"])
+      }))
+
+    it.scoped("operations after shutdown neither fail nor hang", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "after-shutdown" })
+        yield* queue.shutdown
+        yield* queue.shutdown
+        yield* queue.add("a")
+        yield* queue.addAfter("a", "1 second")
+        yield* queue.done("a")
+        yield* queue.forget("a")
+        assert.strictEqual(yield* queue.len, 0)
+        assert.strictEqual((yield* Effect.flip(queue.take))._tag, "WorkqueueShutdown")
+        yield* queue.shutdownWithDrain
+      }))
+
+    it.scoped("an interrupted taker does not swallow a key", () =>
+      Effect.gen(function*() {
+        const queue = yield* Workqueue.make({ name: "interrupted-taker" })
+        const taker = yield* Effect.fork(queue.take)
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(taker)
+        yield* queue.add("a")
+        assert.strictEqual(yield* queue.take, "a")
+      }))
+  })
+
+  it.scoped("records client-go metrics labelled by name and controller", () =>
+    Effect.gen(function*() {
+      const queue = yield* Workqueue.make({ name: "metrics-q", controller: "metrics-c" })
+      const metrics = WorkqueueMetrics.forQueue("metrics-q", "metrics-c")
+      yield* queue.add("a")
+      yield* queue.add("a")
+      yield* queue.add("b")
+      assert.strictEqual((yield* Metric.value(metrics.adds)).count, 2)
+      assert.strictEqual((yield* Metric.value(metrics.depth)).value, 2)
+      yield* queue.take
+      yield* advance(1_500)
+      assert.strictEqual((yield* Metric.value(metrics.longestRunning)).value, 1.5)
+      yield* queue.done("a")
+      assert.strictEqual((yield* Metric.value(metrics.depth)).value, 1)
+      assert.strictEqual((yield* Metric.value(metrics.queueDuration)).count, 1)
+      const work = yield* Metric.value(metrics.workDuration)
+      assert.strictEqual(work.count, 1)
+      assert.strictEqual(work.sum, 1.5)
+      yield* queue.addAfter("c", "1 second")
+      assert.strictEqual((yield* Metric.value(metrics.retries)).count, 1)
+    }))
+})

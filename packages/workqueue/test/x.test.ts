@@ -1,2 +1,0 @@
-import { it } from "@effect/vitest"
-it("placeholder", () => {})

@@ -1,6 +1,3 @@
-import { defineProject } from "vitest/config"
+import { project } from "../../vitest.shared.js"
 
-export default defineProject({
-  resolve: { conditions: ["@reconcile/source"] },
-  test: { name: "kube", include: ["test/**/*.test.ts"] }
-})
+export default project("kube")

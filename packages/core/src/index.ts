@@ -1,6 +1,16 @@
 /**
  * @since 0.1.0
  */
+export * as Controller from "./Controller.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ControllerMetrics from "./ControllerMetrics.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Event from "./Event.js"
 
 /**
@@ -11,12 +21,32 @@ export * as Handler from "./Handler.js"
 /**
  * @since 0.1.0
  */
+export * as HealthServer from "./HealthServer.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as LeaderElection from "./LeaderElection.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Manager from "./Manager.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ObjectMeta from "./ObjectMeta.js"
 
 /**
  * @since 0.1.0
  */
 export * as Predicates from "./Predicates.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Prometheus from "./Prometheus.js"
 
 /**
  * @since 0.1.0

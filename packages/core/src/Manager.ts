@@ -1,0 +1,133 @@
+/**
+ * The Manager runs controllers and other runnables, serves `/metrics`
+ * (Prometheus), `/healthz` and `/readyz` (ready once every registered
+ * runnable is ready, e.g. every controller's sources synced), and ends with a
+ * typed error as soon as one of them fails — a cache-sync timeout, a failed
+ * source, or lost leadership.
+ *
+ * Graceful shutdown on SIGTERM/SIGINT comes from running the app with
+ * `NodeRuntime.runMain`: the signal interrupts the main fiber, every Layer's
+ * scope closes, and each controller drains its in-flight reconciles within its
+ * `gracefulShutdownTimeout`.
+ *
+ * @example
+ * ```ts
+ * import { NodeRuntime } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { Controller, Manager } from "@reconcile/core"
+ *
+ * const Main = Layer.mergeAll(Controller.layer(webApps), Controller.layer(configs)).pipe(
+ *   Layer.provideMerge(Manager.layer({ metricsPort: 8080, healthPort: 8081 }))
+ * )
+ * Manager.launch(Main).pipe(NodeRuntime.runMain)
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type * as HealthServer from "./HealthServer.js"
+import * as internal from "./internal/manager.js"
+
+/**
+ * The Manager service, used by `Controller.layer` to register itself.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Manager extends Context.Tag("@reconcile/core/Manager")<Manager, Manager.Service>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace Manager {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** Registers a runnable: its readiness joins `/readyz`, its failure ends the Manager. */
+    readonly register: (runnable: Runnable) => Effect.Effect<void, never, Scope.Scope>
+    /** Whether every registered runnable is ready. */
+    readonly ready: Effect.Effect<boolean>
+    /** The address `/metrics` is served on, if enabled. */
+    readonly metricsAddress: HealthServer.Address | undefined
+    /** The address `/healthz` and `/readyz` are served on, if enabled. */
+    readonly healthAddress: HealthServer.Address | undefined
+    /** Fails with the first runnable's failure; never succeeds. */
+    readonly await: Effect.Effect<never, ManagerError>
+  }
+
+  /**
+   * Something the Manager supervises: a controller, or any long-running task.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Runnable {
+    readonly name: string
+    readonly ready: Effect.Effect<boolean>
+    /** Fails when the runnable fails; never succeeds. */
+    readonly await: Effect.Effect<never, unknown>
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Options {
+    /** Port of `/metrics` on `host`; 0 for a random free port; omit to serve no metrics endpoint. */
+    readonly metricsPort?: number | undefined
+    /** Port of `/healthz` and `/readyz`; may equal `metricsPort` (one server); omit to serve none. */
+    readonly healthPort?: number | undefined
+    /** Interface to bind (default `127.0.0.1`). */
+    readonly host?: string | undefined
+  }
+}
+
+/**
+ * A runnable failed, so the Manager stopped.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ManagerError extends Data.TaggedError("ManagerError")<{
+  readonly runnable: string
+  readonly cause: unknown
+}> {
+  override get message(): string {
+    const detail = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    return `${this.runnable} failed: ${detail}`
+  }
+}
+
+/**
+ * Makes a Manager in the current scope; its HTTP endpoints close with it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (options?: Manager.Options) => Effect.Effect<Manager.Service, HealthServer.HealthServerError, Scope.Scope> =
+  internal.make
+
+/**
+ * A Layer providing the Manager.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: (options?: Manager.Options) => Layer.Layer<Manager, HealthServer.HealthServerError> = internal.layer
+
+/**
+ * Builds `app` (which must provide the Manager), then runs until a runnable
+ * fails — failing with its `ManagerError` — or the fiber is interrupted (e.g.
+ * by SIGTERM under `NodeRuntime.runMain`), which closes everything gracefully.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const launch: <E, R>(app: Layer.Layer<Manager, E, R>) => Effect.Effect<never, E | ManagerError, R> =
+  internal.launch

@@ -1,0 +1,108 @@
+/**
+ * Prometheus text exposition (format 0.0.4) of Effect's metrics, what a
+ * `/metrics` endpoint serves.
+ *
+ * The text is produced by `prom-client`, which owns the format and its
+ * escaping; this module only maps Effect's metric states to prom-client
+ * metric families:
+ *
+ * | Effect metric | Prometheus family |
+ * |---|---|
+ * | counter | `counter` |
+ * | gauge | `gauge` |
+ * | histogram | `histogram`: `_bucket{le=...}` (cumulative, ending with `le="+Inf"`), `_sum`, `_count` |
+ * | summary | `summary`: `{quantile=...}` (`NaN` before the first sample), `_sum`, `_count` |
+ * | frequency | `counter` with one sample per occurrence, labelled {@link frequencyLabel} (`key`) |
+ *
+ * - Metrics with one name and different tags are one family with several
+ *   label sets; the tags become labels, in the order they were added.
+ * - The description becomes `# HELP` (the first non-empty one of the family).
+ * - The `le` label of histogram buckets and the `quantile` label of summaries
+ *   replace tags of the same name.
+ * - Names are made valid: characters outside `[a-zA-Z0-9_:]` (`[a-zA-Z0-9_]`
+ *   for labels) become `_`, and a leading digit gets a `_` prefix.
+ * - Prometheus allows one type per name: when Effect metrics of different
+ *   kinds share a name, the first one in Effect's registry keeps it and the
+ *   others are left out. Two metrics with one name and one label set (they
+ *   differ only by description or histogram boundaries) give one series: the
+ *   first.
+ * - Families are sorted by name and series by labels, so the output is stable.
+ *
+ * Each call builds a fresh prom-client `Registry` from one `Metric.snapshot`:
+ * the text is a consistent reading of every metric at one instant, families
+ * that appear later need no registration, and concurrent scrapes share no
+ * mutable state. Building it costs about as much as formatting it.
+ *
+ * @since 0.1.0
+ */
+import type * as Effect from "effect/Effect"
+import type * as MetricPair from "effect/MetricPair"
+import * as internal from "./internal/prometheus.js"
+
+/**
+ * The HTTP `Content-Type` of the exposition text:
+ * `text/plain; version=0.0.4; charset=utf-8` (prom-client's
+ * `prometheusContentType`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const contentType: string = internal.contentType
+
+/**
+ * The label that carries the occurrence of a frequency metric: a frequency
+ * `errors` that saw `"conflict"` twice is exposed as
+ * `errors{key="conflict"} 2`. It replaces a tag of the same name.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const frequencyLabel: string = internal.frequencyLabel
+
+/**
+ * The exposition text of every metric in Effect's global registry, read when
+ * the effect runs.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Prometheus } from "@reconcile/core"
+ *
+ * const adds = Metric.counter("workqueue_adds_total", { description: "Total adds" }).pipe(
+ *   Metric.tagged("name", "webapp")
+ * )
+ *
+ * Effect.gen(function*() {
+ *   yield* Metric.increment(adds)
+ *   const text = yield* Prometheus.snapshotText
+ *   // # HELP workqueue_adds_total Total adds
+ *   // # TYPE workqueue_adds_total counter
+ *   // workqueue_adds_total{name="webapp"} 1
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category exposition
+ */
+export const snapshotText: Effect.Effect<string> = internal.snapshotText
+
+/**
+ * The exposition text of the given metric pairs, e.g. a filtered
+ * `Metric.snapshot`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Prometheus } from "@reconcile/core"
+ *
+ * // Only the controller-runtime metrics.
+ * const controllerMetrics = Metric.snapshot.pipe(
+ *   Effect.map((pairs) => pairs.filter((pair) => pair.metricKey.name.startsWith("controller_runtime_"))),
+ *   Effect.flatMap(Prometheus.format)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category exposition
+ */
+export const format: (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>) => Effect.Effect<string> = internal.format

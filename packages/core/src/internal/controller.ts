@@ -1,0 +1,288 @@
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { PriorityWorkqueue, RateLimiter, Workqueue } from "@reconcile/workqueue"
+import type * as Controller from "../Controller.js"
+import { CacheSyncTimeout, SourceFailed } from "../Controller.js"
+import type { Handler } from "../Handler.js"
+import { alwaysLeader, LeaderElection } from "../LeaderElection.js"
+import { Manager } from "../Manager.js"
+import type { Predicate } from "../Predicates.js"
+import type * as Reconcile from "../Reconcile.js"
+import * as Request from "../Request.js"
+import type { Source } from "../Source.js"
+import * as metrics from "./controllerMetrics.js"
+
+/** @internal */
+export const watch = <A, E1, R1, E2 = never, R2 = never>(
+  source: Source<A, E1, R1>,
+  handler: Handler<A, E2, R2>,
+  ...predicates: ReadonlyArray<Predicate<A>>
+): Controller.Watch<E1 | E2, R1 | R2> => ({
+  name: source.name,
+  synced: source.synced,
+  run: (enqueue) => {
+    const events = predicates.length === 0
+      ? source.events
+      : Stream.filter(source.events, (event) => predicates.every((p) => p(event)))
+    return Stream.runForEach(events, (event) => Effect.flatMap(handler(event), enqueue))
+  }
+})
+
+class ReconcileTimeout {
+  readonly _tag = "ReconcileTimeout"
+}
+
+const defaults = {
+  maxConcurrentReconciles: 1,
+  cacheSyncTimeout: Duration.minutes(2),
+  gracefulShutdownTimeout: Duration.seconds(30)
+}
+
+/** @internal */
+export const make = <E, R, RW>(
+  config: Controller.Config<E, R, RW>
+): Effect.Effect<Controller.Controller<E>, never, R | RW | Scope.Scope> =>
+  Effect.gen(function*() {
+    const name = config.name
+    const options = config.options ?? {}
+    const workers = Math.max(1, Math.floor(options.maxConcurrentReconciles ?? defaults.maxConcurrentReconciles))
+    const cacheSyncTimeout = Duration.decode(options.cacheSyncTimeout ?? defaults.cacheSyncTimeout)
+    const gracefulShutdownTimeout = Duration.decode(options.gracefulShutdownTimeout ?? defaults.gracefulShutdownTimeout)
+    const reconcileTimeout = options.reconcileTimeout === undefined
+      ? undefined
+      : Duration.decode(options.reconcileTimeout)
+    const recoverPanics = options.recoverPanics ?? true
+    const ignoreOutOfBand = options.outOfBandFailures === "ignore"
+    const priority = options.queue === "priority"
+    const limiter = yield* (options.rateLimiter ??
+      (priority ? RateLimiter.priorityDefault : RateLimiter.controllerDefault))
+    const makeQueue = typeof options.queue === "function"
+      ? options.queue
+      : priority
+      ? PriorityWorkqueue.make
+      : Workqueue.make
+    const election = Option.getOrElse(yield* Effect.serviceOption(LeaderElection), () => alwaysLeader)
+    const m = metrics.make(name)
+    metrics.initialize(m, workers)
+
+    const outer = yield* Effect.scope
+    const queue = yield* makeQueue({ name, controller: name, rateLimiter: limiter })
+    const failure = yield* Deferred.make<never, Controller.ControllerError<E>>()
+    const sourcesScope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+    const workersScope = yield* Scope.fork(outer, ExecutionStrategy.parallel)
+    const syncedSources = new Set<string>()
+    const workerFibers: Array<Fiber.RuntimeFiber<void>> = []
+    /** When a scheduled rate-limited retry of a key fires (ms), for `outOfBandFailures: "ignore"`. */
+    const retryAt = new Map<string, number>()
+    let stopping = false
+    let started = false
+    let active = 0
+
+    const enqueue = (requests: ReadonlyArray<Request.Request>) =>
+      Effect.forEach(requests, (request) => queue.add(Request.key(request)), { discard: true })
+
+    // --- sources ------------------------------------------------------------
+    for (const w of config.watches) {
+      yield* w.run(enqueue).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.void : Option.match(Cause.failureOption(cause), {
+            onNone: () => Deferred.failCause(failure, cause as Cause.Cause<never>),
+            onSome: (error) => Deferred.fail(failure, new SourceFailed({ controller: name, source: w.name, cause: error }))
+          })
+        ),
+        Effect.forkIn(sourcesScope)
+      )
+    }
+
+    // --- one reconcile --------------------------------------------------------
+    const requeueRateLimited = (key: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const pending = retryAt.get(key)
+        if (ignoreOutOfBand && pending !== undefined && pending > now) return
+        const delay = yield* limiter.when(key)
+        retryAt.set(key, now + Duration.toMillis(delay))
+        yield* queue.addAfter(key, delay)
+      })
+
+    const forget = (key: string) => {
+      retryAt.delete(key)
+      return queue.forget(key)
+    }
+
+    const reconcileOne = (key: string): Effect.Effect<void, never, R> =>
+      Effect.gen(function*() {
+        const request = Request.fromKey(key)
+        const reconcileID = crypto.randomUUID()
+        const annotations = {
+          controller: name,
+          namespace: request.namespace ?? "",
+          name: request.name,
+          reconcileID
+        }
+        let run: Effect.Effect<void, Reconcile.Outcome | ReconcileTimeout, R> = Effect.suspend(() =>
+          config.reconcile(request)
+        )
+        if (reconcileTimeout !== undefined) {
+          run = Effect.timeoutFail(run, { duration: reconcileTimeout, onTimeout: () => new ReconcileTimeout() })
+        }
+        const startedAt = yield* Clock.currentTimeMillis
+        m.activeWorkers.unsafeUpdate(++active, [])
+        const exit = yield* run.pipe(
+          Effect.withSpan("reconcile", { attributes: annotations }),
+          Effect.annotateLogs(annotations),
+          Effect.exit,
+          Effect.ensuring(Effect.sync(() => m.activeWorkers.unsafeUpdate(--active, [])))
+        )
+        m.reconcileTime.unsafeUpdate(((yield* Clock.currentTimeMillis) - startedAt) / 1000, [])
+        yield* Effect.annotateLogs(decide(key, exit), annotations)
+      })
+
+    const retryable = (key: string, message: string, cause: unknown) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          m.errors.unsafeUpdate(1, [])
+          m.total.error.unsafeUpdate(1, [])
+        }),
+        Effect.zipRight(Effect.logError(message, cause), requeueRateLimited(key))
+      )
+
+    const decide = (
+      key: string,
+      exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>
+    ): Effect.Effect<void> => {
+      if (Exit.isSuccess(exit)) {
+        m.total.success.unsafeUpdate(1, [])
+        return forget(key)
+      }
+      const cause = exit.cause
+      const failed = Cause.failureOption(cause)
+      if (Option.isSome(failed)) {
+        const error = failed.value
+        switch (error._tag) {
+          case "RequeueAfter":
+            m.total.requeue_after.unsafeUpdate(1, [])
+            return Effect.zipRight(forget(key), queue.addAfter(key, error.after))
+          case "Retryable":
+            return retryable(key, "Reconciler error", error)
+          case "ReconcileTimeout":
+            m.timeouts.unsafeUpdate(1, [])
+            return retryable(key, "Reconcile timed out", `reconcileTimeout ${Duration.format(reconcileTimeout!)}`)
+          case "Terminal":
+            m.terminalErrors.unsafeUpdate(1, [])
+            m.errors.unsafeUpdate(1, [])
+            m.total.error.unsafeUpdate(1, [])
+            retryAt.delete(key)
+            return Effect.logError("Terminal reconciler error: no retry until the next change", error)
+        }
+      }
+      if (Cause.isInterruptedOnly(cause)) return Effect.void
+      // A defect: a throw or Effect.die inside the reconcile.
+      m.panics.unsafeUpdate(1, [])
+      if (!recoverPanics) {
+        m.total.error.unsafeUpdate(1, [])
+        return Effect.zipRight(
+          Effect.logError("Observed a panic in reconciler", cause),
+          Deferred.failCause(failure, Cause.stripFailures(cause))
+        )
+      }
+      return retryable(key, "Observed a panic in reconciler", Cause.pretty(cause))
+    }
+
+    // --- workers ----------------------------------------------------------------
+    const worker: Effect.Effect<void, never, R> = Effect.gen(function*() {
+      while (true) {
+        const key = yield* queue.take
+        if (stopping) {
+          yield* queue.done(key)
+          return
+        }
+        yield* Effect.ensuring(reconcileOne(key), queue.done(key))
+      }
+    }).pipe(Effect.catchTag("WorkqueueShutdown", () => Effect.void))
+
+    const startWorkers = Effect.gen(function*() {
+      const pending = config.watches.map((w) =>
+        Effect.tap(w.synced, () => Effect.sync(() => syncedSources.add(w.name)))
+      )
+      yield* Effect.all(pending, { concurrency: "unbounded", discard: true }).pipe(
+        Effect.timeoutFail({
+          duration: cacheSyncTimeout,
+          onTimeout: () =>
+            new CacheSyncTimeout({
+              controller: name,
+              sources: config.watches.map((w) => w.name).filter((n) => !syncedSources.has(n)),
+              timeout: cacheSyncTimeout
+            })
+        })
+      )
+      yield* Effect.logDebug("sources synced")
+      yield* election.awaitLeadership
+      if (stopping) return
+      for (let i = 0; i < workers; i++) workerFibers.push(yield* Effect.forkIn(worker, workersScope))
+      started = true
+      yield* Effect.logInfo("Starting workers").pipe(Effect.annotateLogs("worker count", workers))
+    }).pipe(
+      Effect.catchAll((error) => Deferred.fail(failure, error)),
+      Effect.annotateLogs({ controller: name })
+    )
+    yield* Effect.forkIn(startWorkers, workersScope)
+
+    // Leadership lost: stop the workers and fail.
+    yield* election.awaitLoss.pipe(
+      Effect.flatMap((lost) =>
+        Effect.zipRight(
+          Effect.suspend(() => {
+            stopping = true
+            return Effect.zipRight(queue.shutdown, Fiber.interruptAll(workerFibers))
+          }),
+          Deferred.fail(failure, lost)
+        )
+      ),
+      Effect.forkIn(sourcesScope)
+    )
+
+    // --- shutdown: stop sources, drain in-flight reconciles within the grace period, then interrupt.
+    yield* Scope.addFinalizer(
+      outer,
+      Effect.gen(function*() {
+        stopping = true
+        yield* Scope.close(sourcesScope, Exit.void)
+        yield* queue.shutdown
+        const drained = yield* Fiber.awaitAll(workerFibers).pipe(
+          Effect.timeoutOption(gracefulShutdownTimeout),
+          Effect.map(Option.isSome)
+        )
+        if (!drained) yield* Effect.logWarning("graceful shutdown timed out; interrupting reconciles")
+        yield* Scope.close(workersScope, Exit.void)
+      }).pipe(Effect.annotateLogs({ controller: name }))
+    )
+
+    const controller: Controller.Controller<E> = {
+      name,
+      queue,
+      synced: Effect.sync(() => config.watches.every((w) => syncedSources.has(w.name))),
+      started: Effect.sync(() => started),
+      await: Deferred.await(failure)
+    }
+    return controller
+  })
+
+/** Makes the controller and registers it with the Manager, if there is one. @internal */
+export const register = <E, R, RW>(config: Controller.Config<E, R, RW>) =>
+  Effect.gen(function*() {
+    const controller = yield* make(config)
+    const manager = yield* Effect.serviceOption(Manager)
+    if (Option.isSome(manager)) {
+      yield* manager.value.register({ name: controller.name, ready: controller.synced, await: controller.await })
+    }
+  })

@@ -1,0 +1,193 @@
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import type * as MetricPair from "effect/MetricPair"
+import * as MetricState from "effect/MetricState"
+import * as Option from "effect/Option"
+import * as PromClient from "prom-client"
+
+/** @internal */
+export const contentType: string = PromClient.prometheusContentType
+
+/** @internal */
+export const frequencyLabel = "key"
+
+type Labels = Record<string, string>
+
+type PromType = "counter" | "gauge" | "histogram" | "summary"
+
+/** One sample line as prom-client's `Registry` reads it from a metric's `get()`. */
+interface Sample {
+  readonly value: number
+  readonly labels: Labels
+  readonly metricName?: string
+}
+
+/**
+ * What prom-client's `Registry` expects from a registered metric (see `prom-client/lib/registry.js`): it keys
+ * metrics by `name` and prints what `get()` returns, including the name.
+ */
+interface Collector {
+  /** The registry's key, not the printed name (see {@link format}). */
+  readonly name: string
+  readonly get: () => Promise<{
+    readonly name: string
+    readonly help: string
+    readonly type: PromType
+    readonly values: ReadonlyArray<Sample>
+    readonly aggregator: "sum"
+  }>
+}
+
+interface Series {
+  /** The label set sorted by name, to order series and to find duplicates. */
+  readonly key: ReadonlyArray<readonly [string, string]>
+  readonly id: string
+  readonly samples: ReadonlyArray<Sample>
+}
+
+interface Family {
+  readonly name: string
+  readonly type: PromType
+  help: string
+  readonly series: Map<string, Series>
+}
+
+/** @internal */
+export const sanitizeMetricName = (name: string): string => {
+  const replaced = name.replace(/[^a-zA-Z0-9_:]/g, "_")
+  return replaced === "" || /^[0-9]/.test(replaced) ? `_${replaced}` : replaced
+}
+
+/** @internal */
+export const sanitizeLabelName = (name: string): string => {
+  const replaced = name.replace(/[^a-zA-Z0-9_]/g, "_")
+  return replaced === "" || /^[0-9]/.test(replaced) ? `_${replaced}` : replaced
+}
+
+// `Object.fromEntries` defines properties, so a tag named `__proto__` is a label, not a prototype.
+const labelsOf = (pair: MetricPair.MetricPair.Untyped): Labels =>
+  Object.fromEntries(new Map(pair.metricKey.tags.map((tag) => [sanitizeLabelName(tag.key), tag.value])))
+
+/** Label sets are compared by content: Effect keys tags by order, Prometheus by name. */
+const makeSeries = (labels: Labels, samples: ReadonlyArray<Sample>): Series => {
+  const key = Object.entries(labels).sort(([a], [b]) => compare(a, b))
+  return { key, id: JSON.stringify(key), samples }
+}
+
+/** Orders label sets pair by pair, a label set before those it is a prefix of. */
+const compareSeries = (a: Series, b: Series): number => {
+  for (let i = 0; i < Math.min(a.key.length, b.key.length); i++) {
+    const [nameA, valueA] = a.key[i]!
+    const [nameB, valueB] = b.key[i]!
+    const order = compare(nameA, nameB) || compare(valueA, valueB)
+    if (order !== 0) return order
+  }
+  return a.key.length - b.key.length
+}
+
+/** The Prometheus type and samples of one Effect metric, or `undefined` for an unknown state. */
+const toSeries = (
+  name: string,
+  labels: Labels,
+  state: MetricState.MetricState.Untyped
+): { readonly type: PromType; readonly series: ReadonlyArray<Series> } | undefined => {
+  const single = (samples: ReadonlyArray<Sample>): ReadonlyArray<Series> => [makeSeries(labels, samples)]
+  if (MetricState.isCounterState(state)) {
+    return { type: "counter", series: single([{ value: Number(state.count), labels }]) }
+  }
+  if (MetricState.isGaugeState(state)) {
+    return { type: "gauge", series: single([{ value: Number(state.value), labels }]) }
+  }
+  if (MetricState.isHistogramState(state)) {
+    const buckets: Array<Sample> = []
+    for (const [bound, count] of state.buckets) {
+      // Effect's boundaries end with +Inf; it is emitted below from the total count.
+      if (Number.isFinite(bound)) {
+        buckets.push({ value: count, labels: { ...labels, le: String(bound) }, metricName: `${name}_bucket` })
+      }
+    }
+    return {
+      type: "histogram",
+      series: single([
+        ...buckets,
+        { value: state.count, labels: { ...labels, le: "+Inf" }, metricName: `${name}_bucket` },
+        { value: state.sum, labels, metricName: `${name}_sum` },
+        { value: state.count, labels, metricName: `${name}_count` }
+      ])
+    }
+  }
+  if (MetricState.isSummaryState(state)) {
+    return {
+      type: "summary",
+      series: single([
+        ...state.quantiles.map(([quantile, value]): Sample => ({
+          value: Option.getOrElse(value, () => NaN),
+          labels: { ...labels, quantile: String(quantile) }
+        })),
+        { value: state.sum, labels, metricName: `${name}_sum` },
+        { value: state.count, labels, metricName: `${name}_count` }
+      ])
+    }
+  }
+  if (MetricState.isFrequencyState(state)) {
+    return {
+      type: "counter",
+      series: Array.from(state.occurrences, ([occurrence, count]) => {
+        const withKey = { ...labels, [frequencyLabel]: occurrence }
+        return makeSeries(withKey, [{ value: count, labels: withKey }])
+      })
+    }
+  }
+  return undefined
+}
+
+/** Groups Effect metrics by Prometheus name: one family per name, one series per label set. */
+const toFamilies = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): ReadonlyArray<Family> => {
+  const families = new Map<string, Family>()
+  for (const pair of pairs) {
+    const name = sanitizeMetricName(pair.metricKey.name)
+    const converted = toSeries(name, labelsOf(pair), pair.metricState)
+    if (converted === undefined) continue
+    const help = Option.getOrElse(pair.metricKey.description, () => "")
+    let family = families.get(name)
+    if (family === undefined) {
+      family = { name, type: converted.type, help, series: new Map() }
+      families.set(name, family)
+    }
+    // A name holds one type in Prometheus: the first metric seen decides, others are skipped.
+    if (family.type !== converted.type) continue
+    if (family.help === "") family.help = help
+    for (const series of converted.series) {
+      // Two Effect metrics with one name and label set (e.g. different descriptions): the first wins.
+      if (!family.series.has(series.id)) family.series.set(series.id, series)
+    }
+  }
+  return Array.from(families.values()).sort((a, b) => compare(a.name, b.name))
+}
+
+const compare = (a: string, b: string): number => a < b ? -1 : a > b ? 1 : 0
+
+const toCollector = (family: Family, index: number): Collector => {
+  const values = Array.from(family.series.values())
+    .sort(compareSeries)
+    .flatMap((series) => series.samples)
+  const result = { name: family.name, help: family.help, type: family.type, values, aggregator: "sum" as const }
+  return { name: `family ${index}`, get: () => Promise.resolve(result) }
+}
+
+/** @internal */
+export const format = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): Effect.Effect<string> =>
+  Effect.promise(() => {
+    const registry = new PromClient.Registry()
+    toFamilies(pairs).forEach((family, index) => {
+      // prom-client types `registerMetric` with its own metric classes; at run time the registry only reads
+      // `name` and calls `get()` (lib/registry.js), which is what a Collector provides. The registry keeps
+      // metrics in a plain object, so a family named `constructor` or `__proto__` cannot be its key: the key
+      // is the family's position (not an array index, so insertion order is kept), the name comes from get().
+      registry.registerMetric(toCollector(family, index) as unknown as PromClient.Metric)
+    })
+    return registry.metrics()
+  })
+
+/** @internal */
+export const snapshotText: Effect.Effect<string> = Effect.flatMap(Metric.snapshot, format)

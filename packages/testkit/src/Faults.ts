@@ -1,0 +1,154 @@
+/**
+ * Fault injection for reliability tests of controllers and clients. Faults
+ * act on the cluster, so they apply both to in-process `TestCluster` calls
+ * and to requests served by `TestApiServer`.
+ *
+ * - `failRequests`: answer matching requests with a status code (500, 503,
+ *   429 with `Retry-After`, …), by verb, resource, namespace, count or
+ *   probability.
+ * - `addLatency`: delay matching requests (in-process through Effect's
+ *   `Clock`, so `TestClock` drives it; over HTTP in real time).
+ * - `dropWatches` / `dropNextWatches`: end open watches abruptly (over HTTP
+ *   the socket is destroyed mid-stream) or the next ones right after their
+ *   initial events.
+ * - `expireNext`: the next list answers 410 Expired; the next watch sends an
+ *   `ERROR` event with a 410 Status and ends.
+ * - `garbleWatches`: write a line that is not JSON on every open HTTP watch.
+ * - `compactNow`: forget the watch history.
+ *
+ * Probabilistic rules draw from a PRNG seeded by `TestCluster` (`seed`
+ * option) or `reseed`: with the same seed and the same request order the same
+ * requests fail.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Duration from "effect/Duration"
+import { coreOf } from "./internal/testCluster.js"
+import { TestCluster } from "./TestCluster.js"
+
+/**
+ * A request verb as Kubernetes names it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection"
+
+/**
+ * Which requests a rule applies to; every given field must match.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Match {
+  readonly verbs?: ReadonlyArray<Verb> | undefined
+  /** Plural resource names, optionally with the group: `configmaps`, `deployments.apps`. */
+  readonly resources?: ReadonlyArray<string> | undefined
+  readonly namespaces?: ReadonlyArray<string> | undefined
+  /** Apply to the first `count` matching requests, then remove the rule. */
+  readonly count?: number | undefined
+  /** Apply to each matching request with this probability (seeded, deterministic). */
+  readonly probability?: number | undefined
+}
+
+/**
+ * A rule answering matching requests with an error status.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FailRule extends Match {
+  /** The HTTP status code (500, 503, 429, …). */
+  readonly code: number
+  /** Sent as `Retry-After` and `details.retryAfterSeconds`. */
+  readonly retryAfterSeconds?: number | undefined
+  readonly message?: string | undefined
+}
+
+/**
+ * A rule delaying matching requests.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LatencyRule extends Match {
+  readonly latency: Duration.DurationInput
+}
+
+/**
+ * Identifies a rule, to remove it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RuleId = number
+
+/**
+ * The fault injection service of a cluster.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Faults extends Context.Tag("@reconcile/testkit/Faults")<Faults, Faults.Service>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace Faults {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    readonly failRequests: (rule: FailRule) => Effect.Effect<RuleId>
+    readonly addLatency: (rule: LatencyRule) => Effect.Effect<RuleId>
+    readonly removeRule: (id: RuleId) => Effect.Effect<void>
+    /** Ends every open watch now; returns how many. */
+    readonly dropWatches: Effect.Effect<number>
+    /** The next `count` watches end right after their initial events. */
+    readonly dropNextWatches: (count?: number) => Effect.Effect<void>
+    /** The next `count` lists (or watches) answer 410 Expired. */
+    readonly expireNext: (verb: "list" | "watch", count?: number) => Effect.Effect<void>
+    /** Writes a line that is not JSON on every open HTTP watch; returns how many got one. */
+    readonly garbleWatches: Effect.Effect<number>
+    /** Forgets the watch history now. */
+    readonly compactNow: Effect.Effect<void>
+    /** Restarts the random draws from `seed`. */
+    readonly reseed: (seed: number) => Effect.Effect<void>
+    /** Removes every rule and pending one-shot fault. */
+    readonly reset: Effect.Effect<void>
+  }
+}
+
+/**
+ * The fault injection service of the `TestCluster` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Faults.Service, never, TestCluster> = Effect.map(TestCluster, (cluster) => {
+  const faults = coreOf(cluster).faults
+  return {
+    failRequests: (rule) => Effect.sync(() => faults.fail(rule, rule.code, rule.retryAfterSeconds, rule.message)),
+    addLatency: (rule) => Effect.sync(() => faults.latency(rule, Duration.toMillis(Duration.decode(rule.latency)))),
+    removeRule: (id) => Effect.sync(() => faults.remove(id)),
+    dropWatches: Effect.sync(() => faults.dropAll()),
+    dropNextWatches: (count = 1) => Effect.sync(() => faults.dropNextWatches(count)),
+    expireNext: (verb, count = 1) => Effect.sync(() => faults.expireNext(verb, count)),
+    garbleWatches: Effect.sync(() => faults.garbleAll()),
+    compactNow: Effect.sync(() => coreOf(cluster).compact()),
+    reseed: (seed) => Effect.sync(() => faults.reseed(seed)),
+    reset: Effect.sync(() => faults.reset())
+  }
+})
+
+/**
+ * Provides {@link Faults} for the `TestCluster` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Faults, never, TestCluster> = Layer.effect(Faults, make)

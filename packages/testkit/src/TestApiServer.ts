@@ -1,0 +1,120 @@
+/**
+ * The `TestCluster` served over real HTTP on 127.0.0.1, speaking enough of
+ * the Kubernetes API that `kubectl` and `@kubernetes/client-node` work against
+ * it: discovery (legacy and aggregated v2), CRUD, patches (merge, JSON,
+ * strategic, apply), watch streams (one JSON event per line, written as each
+ * event happens), Table output for `kubectl get`, bearer-token authentication
+ * (a token generated per start) and a kubeconfig file written once the server
+ * listens. It serves HTTPS with a self-signed certificate generated per start
+ * (its PEM is the kubeconfig's CA): client-go, hence kubectl, sends bearer
+ * tokens only over TLS.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as internal from "./internal/testApiServer.js"
+import * as TestCluster from "./TestCluster.js"
+
+/**
+ * A running API server.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class TestApiServer extends Context.Tag("@reconcile/testkit/TestApiServer")<
+  TestApiServer,
+  TestApiServer.Service
+>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace TestApiServer {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** `https://127.0.0.1:<port>` */
+    readonly url: string
+    readonly port: number
+    /** The bearer token clients must send (generated per start; never logged). */
+    readonly token: string
+    /** The PEM of the self-signed serving certificate (also in the kubeconfig as the CA). */
+    readonly certificateAuthority: string
+    /** Where the kubeconfig was written. */
+    readonly kubeconfigPath: string
+    /** The kubeconfig's YAML text (context `testkit`, namespace `default`). */
+    readonly kubeconfig: string
+    /** The cluster it serves. */
+    readonly cluster: TestCluster.TestCluster.Service
+  }
+}
+
+/**
+ * Options of {@link make}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Port to listen on; 0 (default) picks a free one. */
+  readonly port?: number | undefined
+  /** Where to write the kubeconfig; default a new temporary directory (removed on close). */
+  readonly kubeconfigPath?: string | undefined
+  /** Called with one short line per request (method, path, status, duration). */
+  readonly log?: ((line: string) => void) | undefined
+  /** How often watches with `allowWatchBookmarks` get a BOOKMARK (default 1 minute). */
+  readonly bookmarkInterval?: Duration.DurationInput | undefined
+}
+
+/**
+ * Starting the server failed (port in use, kubeconfig not writable).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TestApiServerError extends Data.TaggedError("TestApiServerError")<{
+  readonly reason: "ListenFailed" | "KubeconfigFailed"
+  readonly cause: unknown
+}> {
+  override get message(): string {
+    return `test API server: ${this.reason}: ${this.cause instanceof Error ? this.cause.message : String(this.cause)}`
+  }
+}
+
+/**
+ * Starts serving the `TestCluster` in scope; the server stops (and open
+ * watches are closed) when the scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (
+  options?: Options
+) => Effect.Effect<TestApiServer.Service, TestApiServerError, TestCluster.TestCluster | Scope.Scope> = internal.make
+
+/**
+ * The server as a Layer over a `TestCluster`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options?: Options): Layer.Layer<TestApiServer, TestApiServerError, TestCluster.TestCluster> =>
+  Layer.scoped(TestApiServer, internal.make(options))
+
+/**
+ * A fresh `TestCluster` and a server for it, both provided.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithCluster = (
+  options?: Options & TestCluster.Options
+): Layer.Layer<TestApiServer | TestCluster.TestCluster, TestApiServerError> =>
+  layer(options).pipe(Layer.provideMerge(TestCluster.layerWith(options ?? {})))

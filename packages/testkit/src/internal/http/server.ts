@@ -1,0 +1,442 @@
+/**
+ * The HTTP face of the core, on Node's `http` module: we need raw sockets
+ * (fault injection destroys watch connections mid-stream), a write per watch
+ * event with Nagle off, and exact control of status codes and content types.
+ */
+import type * as Http from "node:http"
+import * as Https from "node:https"
+import type { AddressInfo, Socket } from "node:net"
+import * as YAML from "yaml"
+import * as ApiError from "../../ApiError.js"
+import type { KubeObject, WatchEvent } from "../../KubeObject.js"
+import type { ResourceType } from "../../ResourceType.js"
+import type { Verb } from "../faults.js"
+import { isObject, type Obj } from "../json.js"
+import { badRequest, type Core, type DeleteOptions, type PatchType } from "../store.js"
+import { toApiError } from "../testCluster.js"
+import * as Discovery from "./discovery.js"
+import * as OpenApi from "./openapi.js"
+import * as Table from "./table.js"
+
+export interface ServerOptions {
+  readonly port: number
+  readonly tls: { readonly cert: string; readonly key: string }
+  readonly token: string
+  readonly bookmarkIntervalMs: number
+  readonly log: ((line: string) => void) | undefined
+}
+
+export interface RunningServer {
+  readonly port: number
+  readonly close: () => Promise<void>
+}
+
+class HttpFailure {
+  constructor(readonly error: ApiError.ApiError) {}
+}
+
+const notFoundPath = (): ApiError.ApiError =>
+  ApiError.make(404, "NotFound", "the server could not find the requested resource")
+
+const sendJson = (res: Http.ServerResponse, code: number, body: unknown, contentType = "application/json"): void => {
+  const text = JSON.stringify(body)
+  res.writeHead(code, { "Content-Type": contentType, "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-cache, private" })
+  res.end(text)
+}
+
+const sendStatus = (res: Http.ServerResponse, error: ApiError.ApiError): void => {
+  const retry = error.status.details?.retryAfterSeconds
+  if (retry !== undefined) res.setHeader("Retry-After", String(retry))
+  sendJson(res, error.status.code, error.status)
+}
+
+const readBody = (req: Http.IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+const bool = (value: string | null): boolean | undefined =>
+  value === null ? undefined : value === "true" || value === "1" || value === ""
+
+const int = (value: string | null): number | undefined => {
+  if (value === null || value === "") return undefined
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid integer parameter: ${value}`)
+  return n
+}
+
+const mediaType = (header: string | undefined): string => (header ?? "").split(";")[0]!.trim().toLowerCase()
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw badRequest(`the body of the request could not be decoded as JSON: ${e instanceof Error ? e.message : String(e)}`)
+  }
+}
+
+const parseYaml = (text: string): unknown => {
+  try {
+    return YAML.parse(text)
+  } catch (e) {
+    throw badRequest(`error decoding YAML: ${e instanceof Error ? e.message : String(e)}`)
+  }
+}
+
+const parseBody = (req: Http.IncomingMessage, text: string): unknown => {
+  const type = mediaType(req.headers["content-type"])
+  if (type === "" || type === "application/json") return parseJson(text)
+  if (type === "application/yaml" || type === "application/x-yaml") return parseYaml(text)
+  throw ApiError.make(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`)
+}
+
+const patchTypes: Record<string, PatchType> = {
+  "application/json-patch+json": "json",
+  "application/merge-patch+json": "merge",
+  "application/strategic-merge-patch+json": "strategic",
+  "application/apply-patch+yaml": "apply"
+}
+
+interface Route {
+  readonly rt: ResourceType
+  readonly namespace: string | undefined
+  readonly name: string | undefined
+  readonly subresource: string | undefined
+  readonly watchPath: boolean
+}
+
+const isBuiltin = (rt: ResourceType): boolean =>
+  ["", "apps", "coordination.k8s.io", "events.k8s.io", "apiextensions.k8s.io"].includes(rt.group)
+
+export const start = (core: Core, options: ServerOptions): Promise<RunningServer> => {
+  const sockets = new Set<Socket>()
+  const httpWatches = new Set<{ readonly drop: () => void }>()
+
+  const route = (segments: ReadonlyArray<string>): Route | undefined => {
+    let group: string
+    let version: string
+    let rest: Array<string>
+    if (segments[0] === "api" && segments.length >= 3) {
+      group = ""
+      version = segments[1]!
+      rest = segments.slice(2)
+    } else if (segments[0] === "apis" && segments.length >= 4) {
+      group = segments[1]!
+      version = segments[2]!
+      rest = segments.slice(3)
+    } else {
+      return undefined
+    }
+    let watchPath = false
+    if (rest[0] === "watch") {
+      watchPath = true
+      rest = rest.slice(1)
+    }
+    let namespace: string | undefined
+    if (rest[0] === "namespaces" && rest.length >= 3 && core.registry.byResource(group, version, rest[2]!) !== undefined) {
+      namespace = rest[1]
+      rest = rest.slice(2)
+    }
+    if (rest.length === 0 || rest.length > 3) return undefined
+    const rt = core.registry.byResource(group, version, rest[0]!)
+    if (rt === undefined) return undefined
+    if (namespace !== undefined && !rt.namespaced) return undefined
+    if (rt.namespaced && namespace === undefined && rest.length > 1) return undefined
+    return { rt, namespace, name: rest[1], subresource: rest[2], watchPath }
+  }
+
+  const guard = async (verb: Verb, rt: ResourceType, namespace: string | undefined): Promise<void> => {
+    const decision = core.faults.decide(verb, rt, namespace)
+    if (decision.latencyMillis > 0) await new Promise((r) => setTimeout(r, decision.latencyMillis))
+    if (decision.failure !== undefined) throw new HttpFailure(decision.failure)
+  }
+
+  const render = (req: Http.IncomingMessage, url: URL, rt: ResourceType, obj: KubeObject): unknown => {
+    const accept = req.headers.accept ?? ""
+    if (accept.includes("as=Table")) {
+      return Table.table(rt, [obj], { resourceVersion: obj.metadata.resourceVersion }, url.searchParams.get("includeObject") ?? "Metadata", core.now())
+    }
+    if (accept.includes("as=PartialObjectMetadata")) return Table.partialObject(obj)
+    return obj
+  }
+
+  const watch = async (
+    req: Http.IncomingMessage,
+    res: Http.ServerResponse,
+    url: URL,
+    r: Route
+  ): Promise<void> => {
+    const q = url.searchParams
+    await guard("watch", r.rt, r.namespace)
+    const accept = req.headers.accept ?? ""
+    const asTable = accept.includes("as=Table")
+    const includeObject = q.get("includeObject") ?? "Metadata"
+    const fieldSelector = r.name === undefined
+      ? q.get("fieldSelector") ?? undefined
+      : [q.get("fieldSelector"), `metadata.name=${r.name}`].filter((x) => x !== null && x !== "").join(",")
+    res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" })
+    res.socket?.setNoDelay(true)
+    res.flushHeaders()
+    const write = (event: WatchEvent): void => {
+      let object: unknown = event.object
+      if (event.type !== "ERROR" && event.type !== "BOOKMARK") {
+        if (asTable) object = Table.table(r.rt, [event.object], { resourceVersion: event.object.metadata.resourceVersion }, includeObject, core.now())
+        else if (accept.includes("as=PartialObjectMetadata")) object = Table.partialObject(event.object)
+      }
+      res.write(`${JSON.stringify({ type: event.type, object })}\n`)
+    }
+    if (core.faults.takeExpire("watch")) {
+      write({ type: "ERROR", object: ApiError.make(410, "Expired", "too old resource version: injected fault").status as unknown as KubeObject })
+      res.end()
+      return
+    }
+    let ended = false
+    const timers: Array<NodeJS.Timeout> = []
+    let handle: { readonly open: boolean; readonly close: () => void } | undefined
+    const hooks = {
+      drop: () => {
+        cleanup()
+        req.socket.destroy()
+      },
+      garble: () => {
+        if (!ended) res.write("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\u0000garbled\n")
+      }
+    }
+    const cleanup = (): void => {
+      if (ended) return
+      ended = true
+      for (const t of timers) clearTimeout(t)
+      handle?.close()
+      core.faults.openWatches.delete(hooks)
+      httpWatches.delete(hooks)
+    }
+    const finish = (): void => {
+      if (ended) return
+      cleanup()
+      res.end()
+    }
+    req.on("close", cleanup)
+    res.on("close", cleanup)
+    handle = core.watch(r.rt, r.namespace, {
+      labelSelector: q.get("labelSelector") ?? undefined,
+      fieldSelector,
+      resourceVersion: q.get("resourceVersion") ?? undefined,
+      sendInitialEvents: bool(q.get("sendInitialEvents")),
+      allowWatchBookmarks: bool(q.get("allowWatchBookmarks"))
+    }, (event) => {
+      if (!ended) write(event)
+    })
+    if (!handle.open) return finish()
+    if (core.faults.takeDrop()) return hooks.drop()
+    core.faults.openWatches.add(hooks)
+    httpWatches.add(hooks)
+    const timeout = int(q.get("timeoutSeconds"))
+    if (timeout !== undefined && timeout > 0) timers.push(setTimeout(finish, timeout * 1000))
+    if (bool(q.get("allowWatchBookmarks")) === true) {
+      const tick = (): void => {
+        if (ended) return
+        write(core.bookmark(r.rt))
+        timers.push(setTimeout(tick, options.bookmarkIntervalMs))
+      }
+      timers.push(setTimeout(tick, options.bookmarkIntervalMs))
+    }
+  }
+
+  const fieldManagerOf = (req: Http.IncomingMessage, q: URLSearchParams): string => {
+    const explicit = q.get("fieldManager")
+    if (explicit !== null && explicit !== "") return explicit
+    const agent = req.headers["user-agent"]
+    return agent === undefined || agent === "" ? "unknown" : agent.split("/")[0]!.slice(0, 128)
+  }
+
+  const resource = async (req: Http.IncomingMessage, res: Http.ServerResponse, url: URL, r: Route): Promise<void> => {
+    const q = url.searchParams
+    const method = req.method ?? "GET"
+    const { rt, namespace, name, subresource } = r
+    if (subresource !== undefined && subresource !== "status") throw new HttpFailure(notFoundPath())
+    if (q.get("dryRun") !== null) throw badRequest("dryRun is not supported by the testkit API server")
+    if (method === "GET") {
+      if (r.watchPath || bool(q.get("watch")) === true) return watch(req, res, url, r)
+      if (name !== undefined) {
+        await guard("get", rt, namespace)
+        return sendJson(res, 200, render(req, url, rt, core.get(rt, namespace, name)))
+      }
+      await guard("list", rt, namespace)
+      if (core.faults.takeExpire("list")) throw new HttpFailure(ApiError.make(410, "Expired", "too old resource version: injected fault"))
+      const list = core.list(rt, namespace, {
+        labelSelector: q.get("labelSelector") ?? undefined,
+        fieldSelector: q.get("fieldSelector") ?? undefined,
+        limit: int(q.get("limit")),
+        continue: q.get("continue") ?? undefined,
+        resourceVersion: q.get("resourceVersion") ?? undefined,
+        resourceVersionMatch: q.get("resourceVersionMatch") ?? undefined
+      })
+      const accept = req.headers.accept ?? ""
+      if (accept.includes("as=Table")) {
+        return sendJson(res, 200, Table.table(rt, list.items, list.metadata, q.get("includeObject") ?? "Metadata", core.now()))
+      }
+      if (accept.includes("as=PartialObjectMetadataList")) return sendJson(res, 200, Table.partialList(list))
+      return sendJson(res, 200, list)
+    }
+    const text = await readBody(req)
+    const fieldManager = fieldManagerOf(req, q)
+    if (method === "POST") {
+      if (name !== undefined) throw new HttpFailure(ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+      await guard("create", rt, namespace)
+      const created = core.create(rt, namespace, parseBody(req, text), { fieldManager })
+      return sendJson(res, 201, render(req, url, rt, created))
+    }
+    if (method === "PUT") {
+      if (name === undefined) throw new HttpFailure(ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+      await guard("update", rt, namespace)
+      const updated = core.update(rt, namespace, name, parseBody(req, text), { fieldManager, subresource })
+      return sendJson(res, 200, render(req, url, rt, updated))
+    }
+    if (method === "PATCH") {
+      if (name === undefined) throw new HttpFailure(ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+      const type = patchTypes[mediaType(req.headers["content-type"])]
+      if (type === undefined || (type === "strategic" && !isBuiltin(rt))) {
+        throw ApiError.make(
+          415,
+          "UnsupportedMediaType",
+          `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml${isBuiltin(rt) ? ", application/strategic-merge-patch+json" : ""}`
+        )
+      }
+      await guard("patch", rt, namespace)
+      const body = type === "apply" ? parseYaml(text) : parseJson(text)
+      const result = core.patch(rt, namespace, name, type, body, {
+        fieldManager: type === "apply" ? q.get("fieldManager") ?? undefined : fieldManager,
+        subresource,
+        force: bool(q.get("force"))
+      })
+      return sendJson(res, result.created ? 201 : 200, render(req, url, rt, result.object))
+    }
+    if (method === "DELETE") {
+      const body = text.trim() === "" ? {} : parseJson(text)
+      const opts: Obj = isObject(body) ? body : {}
+      const deleteOptions: DeleteOptions = {
+        propagationPolicy: opts.propagationPolicy ?? q.get("propagationPolicy") ?? undefined,
+        orphanDependents: opts.orphanDependents ?? bool(q.get("orphanDependents")),
+        preconditions: opts.preconditions
+      }
+      if (name === undefined) {
+        await guard("deletecollection", rt, namespace)
+        const list = core.list(rt, namespace, {
+          labelSelector: q.get("labelSelector") ?? undefined,
+          fieldSelector: q.get("fieldSelector") ?? undefined
+        })
+        const items: Array<KubeObject> = []
+        for (const item of list.items) {
+          try {
+            items.push(core.delete(rt, item.metadata.namespace, item.metadata.name!, deleteOptions).object)
+          } catch (e) {
+            if (!(e instanceof ApiError.ApiError && e.status.code === 404)) throw e
+          }
+        }
+        return sendJson(res, 200, { ...list, items })
+      }
+      await guard("delete", rt, namespace)
+      const result = core.delete(rt, namespace, name, deleteOptions)
+      if (!result.deleted) return sendJson(res, 200, result.object)
+      return sendJson(res, 200, {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Success",
+        details: { name, group: rt.group, kind: rt.plural, uid: result.object.metadata.uid }
+      })
+    }
+    throw new HttpFailure(ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+  }
+
+  const handle = async (req: Http.IncomingMessage, res: Http.ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "https://127.0.0.1")
+    const path = url.pathname.replace(/\/+$/, "") || "/"
+    if (path === "/healthz" || path === "/livez" || path === "/readyz") {
+      res.writeHead(200, { "Content-Type": "text/plain" })
+      res.end("ok")
+      return
+    }
+    if (req.headers.authorization !== `Bearer ${options.token}`) {
+      return sendStatus(res, ApiError.make(401, "Unauthorized", "Unauthorized"))
+    }
+    const segments = path.split("/").filter((s) => s !== "").map(decodeURIComponent)
+    const types = core.registry.all()
+    const accept = req.headers.accept ?? ""
+    if (req.method === "GET") {
+      if (path === "/version") return sendJson(res, 200, Discovery.version)
+      if (path === "/openapi/v3") return sendJson(res, 200, OpenApi.root(types))
+      if (segments[0] === "openapi" && segments[1] === "v3") {
+        const gv = segments.slice(2)
+        const doc = gv[0] === "api" && gv.length === 2
+          ? OpenApi.groupVersionDoc(types, "", gv[1]!)
+          : gv[0] === "apis" && gv.length === 3
+          ? OpenApi.groupVersionDoc(types, gv[1]!, gv[2]!)
+          : undefined
+        return doc === undefined ? sendStatus(res, notFoundPath()) : sendJson(res, 200, doc)
+      }
+      if (path === "/api" || path === "/apis") {
+        if (accept.includes("g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")) {
+          return sendJson(res, 200, Discovery.aggregated(types, path === "/api"), Discovery.AGGREGATED_V2)
+        }
+        return sendJson(res, 200, path === "/api" ? Discovery.apiVersions(req.headers.host ?? "127.0.0.1") : Discovery.apiGroupList(types))
+      }
+      if (segments[0] === "api" && segments.length === 2) {
+        const doc = Discovery.apiResourceList(types, "", segments[1]!)
+        return doc === undefined ? sendStatus(res, notFoundPath()) : sendJson(res, 200, doc)
+      }
+      if (segments[0] === "apis" && segments.length === 2) {
+        const doc = Discovery.apiGroupDoc(types, segments[1]!)
+        return doc === undefined ? sendStatus(res, notFoundPath()) : sendJson(res, 200, doc)
+      }
+      if (segments[0] === "apis" && segments.length === 3) {
+        const doc = Discovery.apiResourceList(types, segments[1]!, segments[2]!)
+        return doc === undefined ? sendStatus(res, notFoundPath()) : sendJson(res, 200, doc)
+      }
+    }
+    const r = route(segments)
+    if (r === undefined) return sendStatus(res, notFoundPath())
+    await resource(req, res, url, r)
+  }
+
+  const server = Https.createServer({ cert: options.tls.cert, key: options.tls.key }, (req, res) => {
+    const started = Date.now()
+    if (options.log !== undefined) {
+      const log = options.log
+      res.on("finish", () => {
+        const url = req.url ?? "/"
+        log(`${req.method} ${url} ${res.statusCode} ${Date.now() - started}ms`)
+      })
+    }
+    handle(req, res).catch((e) => {
+      const error = e instanceof HttpFailure ? e.error : toApiError(e)
+      if (res.headersSent) {
+        res.end()
+      } else {
+        sendStatus(res, error)
+      }
+    })
+  })
+  server.on("secureConnection", (socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  return new Promise((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port, "127.0.0.1", () => {
+      server.off("error", reject)
+      resolve({
+        port: (server.address() as AddressInfo).port,
+        close: () =>
+          new Promise<void>((done) => {
+            for (const w of [...httpWatches]) w.drop()
+            server.close(() => done())
+            for (const s of sockets) s.destroy()
+          })
+      })
+    })
+  })
+}

@@ -1,0 +1,204 @@
+import type { PrinterColumn, ResourceType } from "../ResourceType.js"
+
+const metaKeys: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+  ["metadata.finalizers", []],
+  ["metadata.ownerReferences", ["uid"]]
+]
+
+const podSpecKeys = (prefix: string): ReadonlyArray<readonly [string, ReadonlyArray<string>]> => {
+  const containers = (field: string): ReadonlyArray<readonly [string, ReadonlyArray<string>]> => [
+    [`${prefix}.${field}`, ["name"]],
+    [`${prefix}.${field}[].ports`, ["containerPort", "protocol"]],
+    [`${prefix}.${field}[].env`, ["name"]],
+    [`${prefix}.${field}[].volumeMounts`, ["mountPath"]]
+  ]
+  return [
+    ...containers("containers"),
+    ...containers("initContainers"),
+    [`${prefix}.volumes`, ["name"]],
+    [`${prefix}.imagePullSecrets`, ["name"]],
+    [`${prefix}.tolerations`, []]
+  ]
+}
+
+interface BuiltinSpec {
+  readonly group: string
+  readonly version: string
+  readonly plural: string
+  readonly kind: string
+  readonly namespaced: boolean
+  readonly shortNames?: ReadonlyArray<string>
+  readonly hasStatus?: boolean
+  readonly tracksGeneration?: boolean
+  readonly listKeys?: ReadonlyArray<readonly [string, ReadonlyArray<string>]>
+}
+
+const builtin = (spec: BuiltinSpec): ResourceType => ({
+  group: spec.group,
+  version: spec.version,
+  plural: spec.plural,
+  singular: spec.kind.toLowerCase(),
+  kind: spec.kind,
+  listKind: `${spec.kind}List`,
+  namespaced: spec.namespaced,
+  shortNames: spec.shortNames ?? [],
+  categories: [],
+  hasStatus: spec.hasStatus ?? false,
+  tracksGeneration: spec.tracksGeneration ?? false,
+  listKeys: new Map([...metaKeys, ["status.conditions", ["type"]], ...(spec.listKeys ?? [])]),
+  printerColumns: []
+})
+
+/** @internal */
+export const builtins: ReadonlyArray<ResourceType> = [
+  builtin({
+    group: "",
+    version: "v1",
+    plural: "namespaces",
+    kind: "Namespace",
+    namespaced: false,
+    shortNames: ["ns"],
+    hasStatus: true,
+    listKeys: [["spec.finalizers", []]]
+  }),
+  builtin({ group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true, shortNames: ["cm"] }),
+  builtin({ group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true }),
+  builtin({
+    group: "",
+    version: "v1",
+    plural: "services",
+    kind: "Service",
+    namespaced: true,
+    shortNames: ["svc"],
+    hasStatus: true,
+    listKeys: [["spec.ports", ["port", "protocol"]]]
+  }),
+  builtin({
+    group: "",
+    version: "v1",
+    plural: "pods",
+    kind: "Pod",
+    namespaced: true,
+    shortNames: ["po"],
+    hasStatus: true,
+    listKeys: podSpecKeys("spec")
+  }),
+  builtin({ group: "", version: "v1", plural: "events", kind: "Event", namespaced: true, shortNames: ["ev"] }),
+  builtin({
+    group: "apps",
+    version: "v1",
+    plural: "deployments",
+    kind: "Deployment",
+    namespaced: true,
+    shortNames: ["deploy"],
+    hasStatus: true,
+    tracksGeneration: true,
+    listKeys: podSpecKeys("spec.template.spec")
+  }),
+  builtin({ group: "coordination.k8s.io", version: "v1", plural: "leases", kind: "Lease", namespaced: true }),
+  builtin({ group: "events.k8s.io", version: "v1", plural: "events", kind: "Event", namespaced: true, shortNames: ["ev"] }),
+  builtin({
+    group: "apiextensions.k8s.io",
+    version: "v1",
+    plural: "customresourcedefinitions",
+    kind: "CustomResourceDefinition",
+    namespaced: false,
+    shortNames: ["crd", "crds"],
+    hasStatus: true,
+    tracksGeneration: true,
+    listKeys: [["spec.versions", ["name"]]]
+  })
+]
+
+/** The key under which objects of a resource are stored: versions of one group/resource share storage. */
+export const storageKey = (rt: ResourceType): string => `${rt.group}/${rt.plural}`
+
+type Obj = Record<string, any>
+
+/** Collects list merge keys from a CRD's OpenAPI v3 schema (`x-kubernetes-list-type`). */
+const schemaListKeys = (schema: unknown): Map<string, ReadonlyArray<string>> => {
+  const out = new Map<string, ReadonlyArray<string>>()
+  const walk = (node: unknown, path: string): void => {
+    if (node === null || typeof node !== "object") return
+    const s = node as Obj
+    if (s.type === "array") {
+      if (s["x-kubernetes-list-type"] === "map" && Array.isArray(s["x-kubernetes-list-map-keys"])) {
+        out.set(path, s["x-kubernetes-list-map-keys"] as Array<string>)
+      } else if (s["x-kubernetes-list-type"] === "set") {
+        out.set(path, [])
+      }
+      walk(s.items, `${path}[]`)
+      return
+    }
+    if (s.properties !== null && typeof s.properties === "object") {
+      for (const [key, child] of Object.entries(s.properties as Obj)) {
+        walk(child, path === "" ? key : `${path}.${key}`)
+      }
+    }
+  }
+  walk(schema, "")
+  return out
+}
+
+/** The resource types a CustomResourceDefinition serves (one per served version). */
+export const fromCrd = (crd: Obj): ReadonlyArray<ResourceType> => {
+  const spec = crd.spec as Obj
+  const names = spec.names as Obj
+  const versions = (spec.versions ?? []) as Array<Obj>
+  return versions
+    .filter((v) => v.served !== false)
+    .map((v): ResourceType => {
+      const listKeys = new Map<string, ReadonlyArray<string>>(metaKeys)
+      for (const [k, keys] of schemaListKeys(v.schema?.openAPIV3Schema)) listKeys.set(k, keys)
+      const columns = Array.isArray(v.additionalPrinterColumns) ? (v.additionalPrinterColumns as Array<PrinterColumn>) : []
+      return {
+        group: spec.group,
+        version: v.name,
+        plural: names.plural,
+        singular: names.singular ?? String(names.kind).toLowerCase(),
+        kind: names.kind,
+        listKind: names.listKind ?? `${names.kind}List`,
+        namespaced: spec.scope !== "Cluster",
+        shortNames: names.shortNames ?? [],
+        categories: names.categories ?? [],
+        hasStatus: v.subresources?.status !== undefined && v.subresources?.status !== null,
+        tracksGeneration: true,
+        listKeys,
+        printerColumns: columns
+      }
+    })
+}
+
+/** The mutable set of served resource types. */
+export class Registry {
+  private readonly types: Array<ResourceType> = [...builtins]
+
+  all(): ReadonlyArray<ResourceType> {
+    return this.types
+  }
+
+  byResource(group: string, version: string, plural: string): ResourceType | undefined {
+    return this.types.find((t) => t.group === group && t.version === version && t.plural === plural)
+  }
+
+  byKind(group: string, version: string, kind: string): ResourceType | undefined {
+    return this.types.find((t) => t.group === group && t.version === version && t.kind === kind)
+  }
+
+  /** Any served version of a group/resource (used to find the storage of a CRD). */
+  versionsOf(group: string, plural: string): ReadonlyArray<ResourceType> {
+    return this.types.filter((t) => t.group === group && t.plural === plural)
+  }
+
+  setCrd(group: string, plural: string, types: ReadonlyArray<ResourceType>): void {
+    this.removeCrd(group, plural)
+    this.types.push(...types)
+  }
+
+  removeCrd(group: string, plural: string): void {
+    for (let i = this.types.length - 1; i >= 0; i--) {
+      const t = this.types[i]!
+      if (t.group === group && t.plural === plural) this.types.splice(i, 1)
+    }
+  }
+}

@@ -1,0 +1,884 @@
+/**
+ * The synchronous in-memory API server: storage, resourceVersions, watch
+ * history, deletion, garbage collection and namespaces. Operations throw an
+ * `ApiError` (a metav1.Status); `TestCluster` and the HTTP server convert them
+ * at their boundary.
+ */
+import { randomUUID } from "node:crypto"
+import * as ApiError from "../ApiError.js"
+import type { KubeObject, ManagedFieldsEntry, ObjectList, WatchEvent } from "../KubeObject.js"
+import type { ResourceType } from "../ResourceType.js"
+import { clone, deepEqual, formatTime, isObject, type Obj } from "./json.js"
+import {
+  type FieldRequirement,
+  matches,
+  matchesFields,
+  parse as parseLabels,
+  parseFieldSelector,
+  type Requirement
+} from "./labelSelector.js"
+import * as ManagedFields from "./managedFields.js"
+import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
+import { fromCrd, Registry, storageKey } from "./registry.js"
+import { FaultState } from "./faults.js"
+import { defaultAlways, defaultOnCreate, validate, validateName } from "./validation.js"
+
+export interface CoreOptions {
+  /** Milliseconds since the epoch, for timestamps. */
+  readonly now: () => number
+  /** How many events the watch history keeps before compacting (default 10 000). */
+  readonly historySize?: number | undefined
+  /** Whether deleting a Namespace deletes its objects (the namespace controller; default true). */
+  readonly namespaceLifecycle?: boolean | undefined
+  /** Seed of the fault injection random draws (default 0). */
+  readonly seed?: number | undefined
+}
+
+export interface ListOptions {
+  readonly labelSelector?: string | undefined
+  readonly fieldSelector?: string | undefined
+  readonly limit?: number | undefined
+  readonly continue?: string | undefined
+  readonly resourceVersion?: string | undefined
+  readonly resourceVersionMatch?: string | undefined
+}
+
+export interface WatchOptions {
+  readonly labelSelector?: string | undefined
+  readonly fieldSelector?: string | undefined
+  readonly resourceVersion?: string | undefined
+  readonly sendInitialEvents?: boolean | undefined
+  readonly allowWatchBookmarks?: boolean | undefined
+}
+
+export interface WriteOptions {
+  readonly fieldManager?: string | undefined
+  readonly subresource?: string | undefined
+}
+
+export interface DeleteOptions {
+  readonly propagationPolicy?: "Background" | "Foreground" | "Orphan" | undefined
+  readonly orphanDependents?: boolean | undefined
+  readonly preconditions?: { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined } | undefined
+}
+
+export type PatchType = "json" | "merge" | "strategic" | "apply"
+
+interface HistoryEvent {
+  readonly rv: number
+  readonly storage: string
+  readonly type: "ADDED" | "MODIFIED" | "DELETED"
+  readonly object: Obj
+  readonly prev: Obj | undefined
+}
+
+interface Watcher {
+  readonly storage: string
+  readonly rt: ResourceType
+  readonly namespace: string | undefined
+  readonly labels: ReadonlyArray<Requirement>
+  readonly fields: ReadonlyArray<FieldRequirement>
+  readonly sink: (event: WatchEvent) => void
+}
+
+export interface WatchHandle {
+  /** False when the watch ended at once (410 Expired was sent). */
+  readonly open: boolean
+  readonly close: () => void
+}
+
+const FOREGROUND = "foregroundDeletion"
+const protectedNamespaces = new Set(["default", "kube-system", "kube-public", "kube-node-lease"])
+
+const qualified = (rt: ResourceType): string => (rt.group === "" ? rt.plural : `${rt.plural}.${rt.group}`)
+const details = (rt: ResourceType, name: string) => ({ name, group: rt.group, kind: rt.plural })
+const apiVersionOf = (rt: ResourceType): string => (rt.group === "" ? rt.version : `${rt.group}/${rt.version}`)
+const objKey = (namespace: string | undefined, name: string): string =>
+  namespace === undefined ? name : `${namespace}/${name}`
+
+export const notFound = (rt: ResourceType, name: string): ApiError.ApiError =>
+  ApiError.make(404, "NotFound", `${qualified(rt)} "${name}" not found`, details(rt, name))
+
+export const badRequest = (message: string): ApiError.ApiError => ApiError.make(400, "BadRequest", message)
+
+const expired = (message: string): ApiError.ApiError => ApiError.make(410, "Expired", message)
+
+const parseRv = (value: string): number => {
+  if (!/^\d+$/.test(value)) throw badRequest(`invalid resource version "${value}"`)
+  return Number(value)
+}
+
+const labelsOf = (obj: Obj): Obj | undefined => obj.metadata?.labels
+const finalizersOf = (obj: Obj): Array<string> => (obj.metadata?.finalizers ?? []) as Array<string>
+
+export class Core {
+  readonly registry = new Registry()
+  private readonly stores = new Map<string, Map<string, Obj>>()
+  private readonly storageTypes = new Map<string, ResourceType>()
+  private readonly uids = new Map<string, { readonly storage: string; readonly key: string }>()
+  private readonly watchers = new Set<Watcher>()
+  private history: Array<HistoryEvent> = []
+  private rv = 0
+  private compactedRv = 0
+  private readonly historySize: number
+  readonly namespaceLifecycle: boolean
+  readonly now: () => number
+  readonly faults: FaultState
+
+  constructor(options: CoreOptions) {
+    this.now = options.now
+    this.faults = new FaultState(options.seed ?? 0)
+    this.historySize = Math.max(1, options.historySize ?? 10_000)
+    this.namespaceLifecycle = options.namespaceLifecycle ?? true
+    const ns = this.registry.byKind("", "v1", "Namespace")!
+    for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) {
+      this.create(ns, undefined, { apiVersion: "v1", kind: "Namespace", metadata: { name } }, {
+        fieldManager: "kube-apiserver"
+      })
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // resources
+
+  resourceVersion(): string {
+    return String(this.rv)
+  }
+
+  /** The resource type for an apiVersion and kind; 404 when it is not served. */
+  resolveKind(apiVersion: string, kind: string): ResourceType {
+    const slash = apiVersion.indexOf("/")
+    const group = slash < 0 ? "" : apiVersion.slice(0, slash)
+    const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1)
+    const rt = this.registry.byKind(group, version, kind)
+    if (rt === undefined) {
+      throw ApiError.make(404, "NotFound", `the server could not find the requested resource (kind ${kind} in ${apiVersion})`)
+    }
+    return rt
+  }
+
+  private store(rt: ResourceType): Map<string, Obj> {
+    const key = storageKey(rt)
+    let store = this.stores.get(key)
+    if (store === undefined) {
+      store = new Map()
+      this.stores.set(key, store)
+    }
+    if (!this.storageTypes.has(key)) this.storageTypes.set(key, rt)
+    return store
+  }
+
+  /** The stored object shown at the resource's version. */
+  private present(rt: ResourceType, obj: Obj): KubeObject {
+    const out = clone(obj)
+    out.apiVersion = apiVersionOf(rt)
+    return out as KubeObject
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // reads
+
+  get(rt: ResourceType, namespace: string | undefined, name: string): KubeObject {
+    const obj = this.store(rt).get(objKey(rt.namespaced ? namespace : undefined, name))
+    if (obj === undefined) throw notFound(rt, name)
+    return this.present(rt, obj)
+  }
+
+  private snapshot(rt: ResourceType, at: number): Map<string, Obj> {
+    const storage = storageKey(rt)
+    const out = new Map(this.store(rt))
+    for (let i = this.history.length - 1; i >= 0 && this.history[i]!.rv > at; i--) {
+      const e = this.history[i]!
+      if (e.storage !== storage) continue
+      const key = objKey(e.object.metadata.namespace, e.object.metadata.name)
+      if (e.type === "ADDED") out.delete(key)
+      else out.set(key, e.prev!)
+    }
+    return out
+  }
+
+  list(rt: ResourceType, namespace: string | undefined, options: ListOptions): ObjectList {
+    const labels = this.labelRequirements(options.labelSelector)
+    const fields = this.fieldRequirements(options.fieldSelector)
+    let at = this.rv
+    let startAfter: string | undefined
+    if (options.continue !== undefined && options.continue !== "") {
+      const token = decodeContinue(options.continue)
+      if (token.rv < this.compactedRv) {
+        throw expired(
+          "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter."
+        )
+      }
+      at = token.rv
+      startAfter = token.start
+    } else if (options.resourceVersion !== undefined && options.resourceVersion !== "" && options.resourceVersion !== "0") {
+      const requested = parseRv(options.resourceVersion)
+      if (options.resourceVersionMatch === "Exact") {
+        if (requested < this.compactedRv) {
+          throw expired(`too old resource version: ${requested} (${this.compactedRv + 1})`)
+        }
+        if (requested > this.rv) throw ApiError.make(504, "Timeout", `Too large resource version: ${requested}, current: ${this.rv}`)
+        at = requested
+      } else if (requested > this.rv) {
+        throw ApiError.make(504, "Timeout", `Too large resource version: ${requested}, current: ${this.rv}`, {
+          causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }]
+        })
+      }
+    }
+    const source = at === this.rv ? this.store(rt) : this.snapshot(rt, at)
+    const keys = [...source.keys()].sort()
+    const selected: Array<readonly [string, Obj]> = []
+    for (const key of keys) {
+      if (startAfter !== undefined && key <= startAfter) continue
+      const obj = source.get(key)!
+      if (this.matchesScope(rt, namespace, labels, fields, obj)) selected.push([key, obj])
+    }
+    const limit = options.limit !== undefined && options.limit > 0 ? options.limit : undefined
+    const page = limit === undefined ? selected : selected.slice(0, limit)
+    const more = limit !== undefined && selected.length > limit
+    const metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } = {
+      resourceVersion: String(at)
+    }
+    if (more) {
+      metadata.continue = encodeContinue(at, page[page.length - 1]![0])
+      if (labels.length === 0 && fields.length === 0) metadata.remainingItemCount = selected.length - page.length
+    }
+    return {
+      apiVersion: apiVersionOf(rt),
+      kind: rt.listKind,
+      metadata,
+      items: page.map(([, obj]) => this.present(rt, obj))
+    }
+  }
+
+  private labelRequirements(selector: string | undefined): ReadonlyArray<Requirement> {
+    if (selector === undefined) return []
+    const parsed = parseLabels(selector)
+    if (parsed._tag === "Err") throw badRequest(`unable to parse requirement: ${parsed.message}`)
+    return parsed.requirements
+  }
+
+  private fieldRequirements(selector: string | undefined): ReadonlyArray<FieldRequirement> {
+    if (selector === undefined) return []
+    const parsed = parseFieldSelector(selector)
+    if (parsed._tag === "Err") throw badRequest(parsed.message)
+    return parsed.requirements
+  }
+
+  private matchesScope(
+    rt: ResourceType,
+    namespace: string | undefined,
+    labels: ReadonlyArray<Requirement>,
+    fields: ReadonlyArray<FieldRequirement>,
+    obj: Obj
+  ): boolean {
+    if (rt.namespaced && namespace !== undefined && obj.metadata.namespace !== namespace) return false
+    return matches(labels, labelsOf(obj)) && matchesFields(fields, obj.metadata.name, obj.metadata.namespace)
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // watch
+
+  watch(
+    rt: ResourceType,
+    namespace: string | undefined,
+    options: WatchOptions,
+    sink: (event: WatchEvent) => void
+  ): WatchHandle {
+    const watcher: Watcher = {
+      storage: storageKey(rt),
+      rt,
+      namespace: rt.namespaced ? namespace : undefined,
+      labels: this.labelRequirements(options.labelSelector),
+      fields: this.fieldRequirements(options.fieldSelector),
+      sink
+    }
+    const rvParam = options.resourceVersion
+    const initial = options.sendInitialEvents === true ||
+      (options.sendInitialEvents === undefined && (rvParam === undefined || rvParam === "" || rvParam === "0"))
+    if (initial) {
+      for (const [, obj] of [...this.store(rt)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        if (this.matchesScope(rt, watcher.namespace, watcher.labels, watcher.fields, obj)) {
+          sink({ type: "ADDED", object: this.present(rt, obj) })
+        }
+      }
+      if (options.sendInitialEvents === true && options.allowWatchBookmarks === true) {
+        sink(this.bookmark(rt, { "k8s.io/initial-events-end": "true" }))
+      }
+    } else {
+      const from = parseRv(rvParam!)
+      if (from < this.compactedRv) {
+        sink({
+          type: "ERROR",
+          object: expired(`too old resource version: ${from} (${this.compactedRv + 1})`).status as unknown as KubeObject
+        })
+        return { open: false, close: () => {} }
+      }
+      for (const e of this.history) if (e.rv > from && e.storage === watcher.storage) this.deliver(watcher, e)
+    }
+    this.watchers.add(watcher)
+    return { open: true, close: () => this.watchers.delete(watcher) }
+  }
+
+  /** A BOOKMARK event at the current resourceVersion. */
+  bookmark(rt: ResourceType, annotations?: Record<string, string>): WatchEvent {
+    return {
+      type: "BOOKMARK",
+      object: {
+        apiVersion: apiVersionOf(rt),
+        kind: rt.kind,
+        metadata: { resourceVersion: String(this.rv), ...(annotations !== undefined ? { annotations } : {}) }
+      }
+    }
+  }
+
+  private deliver(w: Watcher, e: HistoryEvent): void {
+    const now = e.type !== "DELETED" && this.matchesScope(w.rt, w.namespace, w.labels, w.fields, e.object)
+    const before = e.prev !== undefined && this.matchesScope(w.rt, w.namespace, w.labels, w.fields, e.prev)
+    let type: WatchEvent["type"] | undefined
+    if (e.type === "ADDED") type = now ? "ADDED" : undefined
+    else if (e.type === "DELETED") type = before ? "DELETED" : undefined
+    else type = now && before ? "MODIFIED" : now ? "ADDED" : before ? "DELETED" : undefined
+    if (type === undefined) return
+    try {
+      w.sink({ type, object: this.present(w.rt, e.object) })
+    } catch {
+      this.watchers.delete(w)
+    }
+  }
+
+  /** Forgets the watch history: watches and continue tokens from earlier versions get 410. */
+  compact(): void {
+    this.compactedRv = this.rv
+    this.history = []
+  }
+
+  /** The number of open watches (for tests and fault injection). */
+  watchCount(): number {
+    return this.watchers.size
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // the write path
+
+  private commit(rt: ResourceType, type: HistoryEvent["type"], obj: Obj, prev: Obj | undefined): Obj {
+    this.rv++
+    obj.metadata.resourceVersion = String(this.rv)
+    const store = this.store(rt)
+    const key = objKey(obj.metadata.namespace, obj.metadata.name)
+    if (type === "DELETED") {
+      store.delete(key)
+      this.uids.delete(obj.metadata.uid)
+    } else {
+      store.set(key, obj)
+      this.uids.set(obj.metadata.uid, { storage: storageKey(rt), key })
+    }
+    const event: HistoryEvent = { rv: this.rv, storage: storageKey(rt), type, object: obj, prev }
+    this.history.push(event)
+    if (this.history.length > this.historySize) {
+      const dropped = this.history.splice(0, this.history.length - this.historySize)
+      this.compactedRv = dropped[dropped.length - 1]!.rv
+    }
+    for (const w of [...this.watchers]) if (w.storage === event.storage) this.deliver(w, event)
+    return obj
+  }
+
+  private checkBody(rt: ResourceType, body: unknown): Obj {
+    if (!isObject(body)) throw badRequest("the body of the request was not a JSON object")
+    if (body.metadata !== undefined && !isObject(body.metadata)) throw badRequest("metadata must be an object")
+    const expected = apiVersionOf(rt)
+    if (body.apiVersion !== undefined && body.apiVersion !== expected) {
+      throw badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (${expected})`)
+    }
+    if (body.kind !== undefined && body.kind !== rt.kind) {
+      throw badRequest(`the kind in the data (${body.kind}) does not match the expected kind (${rt.kind})`)
+    }
+    const out = clone(body)
+    out.apiVersion = expected
+    out.kind = rt.kind
+    out.metadata ??= {}
+    return out
+  }
+
+  private checkNamespace(rt: ResourceType, namespace: string | undefined, name: string): void {
+    if (!rt.namespaced) return
+    if (namespace === undefined || namespace === "") throw badRequest("a namespace is required for namespaced resources")
+    const ns = this.store(this.registry.byKind("", "v1", "Namespace")!).get(namespace)
+    if (ns === undefined) {
+      throw ApiError.make(404, "NotFound", `namespaces "${namespace}" not found`, { name: namespace, kind: "namespaces" })
+    }
+    if (ns.metadata.deletionTimestamp !== undefined) {
+      throw ApiError.make(
+        403,
+        "Forbidden",
+        `${qualified(rt)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+        { ...details(rt, name), causes: [{ reason: "NamespaceTerminating", message: `namespace ${namespace} is being terminated`, field: "metadata.namespace" }] }
+      )
+    }
+  }
+
+  create(
+    rt: ResourceType,
+    namespace: string | undefined,
+    body: unknown,
+    options: WriteOptions & { readonly managed?: (obj: Obj) => Array<ManagedFieldsEntry> }
+  ): KubeObject {
+    const obj = this.checkBody(rt, body)
+    const meta = obj.metadata as Obj
+    if (rt.namespaced) {
+      if (meta.namespace !== undefined && meta.namespace !== "" && namespace !== undefined && meta.namespace !== namespace) {
+        throw badRequest("the namespace of the provided object does not match the namespace sent on the request")
+      }
+      meta.namespace = namespace ?? meta.namespace
+    } else {
+      delete meta.namespace
+    }
+    if ((meta.name === undefined || meta.name === "") && typeof meta.generateName === "string" && meta.generateName !== "") {
+      meta.name = this.generateName(rt, meta.namespace, meta.generateName)
+    }
+    if (typeof meta.name !== "string" || meta.name === "") {
+      throw ApiError.make(422, "Invalid", `${rt.kind} "" is invalid: metadata.name: Required value: name or generateName is required`, {
+        group: rt.group,
+        kind: rt.kind,
+        causes: [{ reason: "FieldValueRequired", message: "Required value: name or generateName is required", field: "metadata.name" }]
+      })
+    }
+    const causes: Array<ApiError.StatusCause> = []
+    validateName(rt, meta.name, causes)
+    if (causes.length > 0) {
+      throw ApiError.make(422, "Invalid", `${rt.kind} "${meta.name}" is invalid: metadata.name: ${causes[0]!.message}`, {
+        name: meta.name,
+        group: rt.group,
+        kind: rt.kind,
+        causes
+      })
+    }
+    this.checkNamespace(rt, meta.namespace, meta.name)
+    if (this.store(rt).has(objKey(meta.namespace, meta.name))) {
+      throw ApiError.make(409, "AlreadyExists", `${qualified(rt)} "${meta.name}" already exists`, details(rt, meta.name))
+    }
+    const now = formatTime(this.now())
+    meta.uid = randomUUID()
+    meta.creationTimestamp = now
+    for (const f of ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"]) {
+      delete meta[f]
+    }
+    if (rt.tracksGeneration) meta.generation = 1
+    else delete meta.generation
+    if (rt.hasStatus) delete obj.status
+    defaultOnCreate(rt, obj)
+    if (rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io") this.crdStatus(obj)
+    validate(rt, obj, undefined)
+    meta.managedFields = options.managed !== undefined
+      ? options.managed(obj)
+      : ManagedFields.afterUpdate(rt, undefined, obj, options.fieldManager ?? "unknown", undefined, now)
+    if (meta.managedFields.length === 0) delete meta.managedFields
+    if (rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io") {
+      this.registry.setCrd(obj.spec.group, obj.spec.names.plural, fromCrd(obj))
+    }
+    return this.present(rt, this.commit(rt, "ADDED", obj, undefined))
+  }
+
+  private generateName(rt: ResourceType, namespace: string | undefined, prefix: string): string {
+    const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    for (;;) {
+      let suffix = ""
+      for (let i = 0; i < 5; i++) suffix += alphabet[Math.floor(Math.random() * alphabet.length)]
+      const name = `${prefix}${suffix}`
+      if (!this.store(rt).has(objKey(namespace, name))) return name
+    }
+  }
+
+  private crdStatus(crd: Obj): void {
+    const storage = (crd.spec?.versions ?? []).find((v: Obj) => v?.storage === true)?.name
+    crd.status = {
+      conditions: [
+        { type: "NamesAccepted", status: "True", reason: "NoConflicts", message: "no conflicts found", lastTransitionTime: formatTime(this.now()) },
+        { type: "Established", status: "True", reason: "InitialNamesAccepted", message: "the initial names have been accepted", lastTransitionTime: formatTime(this.now()) }
+      ],
+      acceptedNames: crd.spec?.names,
+      storedVersions: storage === undefined ? [] : [storage]
+    }
+  }
+
+  private existing(rt: ResourceType, namespace: string | undefined, name: string): Obj {
+    const obj = this.store(rt).get(objKey(rt.namespaced ? namespace : undefined, name))
+    if (obj === undefined) throw notFound(rt, name)
+    return obj
+  }
+
+  update(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: WriteOptions
+  ): KubeObject {
+    if (options.subresource !== undefined && (options.subresource !== "status" || !rt.hasStatus)) {
+      throw notFound(rt, name)
+    }
+    const existing = this.existing(rt, namespace, name)
+    const candidate = this.checkBody(rt, body)
+    if (candidate.metadata.name !== undefined && candidate.metadata.name !== name) {
+      throw badRequest(`the name of the object (${candidate.metadata.name}) does not match the name on the URL (${name})`)
+    }
+    if (
+      rt.namespaced && candidate.metadata.namespace !== undefined && candidate.metadata.namespace !== "" &&
+      candidate.metadata.namespace !== existing.metadata.namespace
+    ) {
+      throw badRequest("the namespace of the provided object does not match the namespace sent on the request")
+    }
+    const manager = options.fieldManager ?? "unknown"
+    const subresource = options.subresource
+    return this.write(rt, existing, candidate, subresource, (old, next) =>
+      ManagedFields.afterUpdate(rt, old, next, manager, subresource, formatTime(this.now())))
+  }
+
+  private conflict(rt: ResourceType, name: string): ApiError.ApiError {
+    return ApiError.make(
+      409,
+      "Conflict",
+      `Operation cannot be fulfilled on ${qualified(rt)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      details(rt, name)
+    )
+  }
+
+  /** The shared tail of update, patch and apply. */
+  private write(
+    rt: ResourceType,
+    existing: Obj,
+    candidate: Obj,
+    subresource: string | undefined,
+    managed: (old: Obj, next: Obj) => Array<ManagedFieldsEntry>
+  ): KubeObject {
+    const name = existing.metadata.name as string
+    const rv = candidate.metadata.resourceVersion
+    if (rv !== undefined && rv !== "" && rv !== existing.metadata.resourceVersion) throw this.conflict(rt, name)
+    let next: Obj
+    if (subresource === "status") {
+      next = clone(existing)
+      if (candidate.status === undefined) delete next.status
+      else next.status = clone(candidate.status)
+    } else {
+      next = candidate
+      const meta = next.metadata as Obj
+      for (const f of ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"]) {
+        if (existing.metadata[f] === undefined) delete meta[f]
+        else meta[f] = existing.metadata[f]
+      }
+      if (rt.hasStatus) {
+        if (existing.status === undefined) delete next.status
+        else next.status = clone(existing.status)
+      }
+      defaultAlways(rt, next, existing)
+    }
+    delete next.metadata.resourceVersion
+    delete next.metadata.managedFields
+    delete next.metadata.selfLink
+    if (existing.metadata.deletionTimestamp !== undefined) {
+      const added = finalizersOf(next).filter((f) => !finalizersOf(existing).includes(f))
+      if (added.length > 0) {
+        throw ApiError.make(
+          422,
+          "Invalid",
+          `${rt.kind} "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+          {
+            name,
+            group: rt.group,
+            kind: rt.kind,
+            causes: [{ reason: "FieldValueForbidden", message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`, field: "metadata.finalizers" }]
+          }
+        )
+      }
+    }
+    validate(rt, next, existing)
+    if (rt.tracksGeneration && specChanged(rt, existing, next)) {
+      next.metadata.generation = (existing.metadata.generation ?? 0) + 1
+    }
+    const entries = managed(existing, next)
+    if (entries.length > 0) next.metadata.managedFields = entries
+    const before = { ...existing, metadata: { ...existing.metadata, resourceVersion: undefined } }
+    if (deepEqual(before, next)) return this.present(rt, existing)
+    if (
+      existing.metadata.deletionTimestamp !== undefined && finalizersOf(next).length === 0 &&
+      !(rt.kind === "Namespace" && rt.group === "")
+    ) {
+      const gone = this.remove(rt, next, existing)
+      return this.present(rt, gone)
+    }
+    const stored = this.commit(rt, "MODIFIED", next, existing)
+    if (rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io" && subresource !== "status") {
+      this.registry.setCrd(next.spec.group, next.spec.names.plural, fromCrd(next))
+    }
+    if (rt.kind === "Namespace" && rt.group === "") this.finishNamespace(name)
+    return this.present(rt, stored)
+  }
+
+  patch(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    options: WriteOptions & { readonly force?: boolean | undefined }
+  ): { readonly object: KubeObject; readonly created: boolean } {
+    if (options.subresource !== undefined && (options.subresource !== "status" || !rt.hasStatus)) {
+      throw notFound(rt, name)
+    }
+    if (type === "apply") return this.apply(rt, namespace, name, patch, options)
+    const existing = this.existing(rt, namespace, name)
+    const base = this.present(rt, existing) as Obj
+    let patched: unknown
+    if (type === "json") patched = jsonPatch(base, patch)
+    else if (!isObject(patch)) throw badRequest("the patch must be a JSON object")
+    else patched = type === "merge" ? mergePatch(base, patch) : strategicMergePatch(rt, base, patch)
+    if (!isObject(patched)) throw ApiError.make(422, "Invalid", "the patched object is not a JSON object")
+    return { object: this.update(rt, namespace, name, patched, options), created: false }
+  }
+
+  private apply(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    config: unknown,
+    options: WriteOptions & { readonly force?: boolean | undefined }
+  ): { readonly object: KubeObject; readonly created: boolean } {
+    const manager = options.fieldManager
+    if (manager === undefined || manager === "") {
+      throw badRequest("PATCH, application/apply-patch+yaml requests require the fieldManager parameter")
+    }
+    if (!isObject(config)) throw badRequest("the apply configuration must be an object")
+    if (config.apiVersion === undefined || config.kind === undefined) {
+      throw badRequest("apiVersion and kind must be set in an apply configuration")
+    }
+    const body = this.checkBody(rt, config)
+    if (body.metadata.name !== undefined && body.metadata.name !== name) {
+      throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`)
+    }
+    body.metadata.name = name
+    if (Array.isArray(body.metadata.managedFields) && body.metadata.managedFields.length > 0) {
+      throw badRequest("metadata.managedFields must be nil")
+    }
+    const force = options.force === true
+    const subresource = options.subresource
+    const time = formatTime(this.now())
+    const existing = this.store(rt).get(objKey(rt.namespaced ? namespace : undefined, name))
+    if (existing === undefined) {
+      if (subresource !== undefined) throw notFound(rt, name)
+      const result = ManagedFields.apply(rt, undefined, body, manager, force, undefined, time)
+      const object: Obj = { ...result.object, apiVersion: body.apiVersion, kind: body.kind }
+      object.metadata = { ...object.metadata, name, ...(rt.namespaced && namespace !== undefined ? { namespace } : {}) }
+      const created = this.create(rt, namespace, object, { managed: () => result.managedFields })
+      return { object: created, created: true }
+    }
+    const rv = body.metadata.resourceVersion
+    if (rv !== undefined && rv !== "" && rv !== existing.metadata.resourceVersion) throw this.conflict(rt, name)
+    const live = this.present(rt, existing) as Obj
+    const result = ManagedFields.apply(rt, live, body, manager, force, subresource, time)
+    const candidate: Obj = { ...result.object, apiVersion: live.apiVersion, kind: live.kind }
+    candidate.metadata = { ...candidate.metadata }
+    return {
+      object: this.write(rt, existing, candidate, subresource, () => result.managedFields),
+      created: false
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // deletion
+
+  delete(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    options: DeleteOptions
+  ): { readonly object: KubeObject; readonly deleted: boolean } {
+    const existing = this.existing(rt, namespace, name)
+    const pre = options.preconditions
+    if (pre?.uid !== undefined && pre.uid !== existing.metadata.uid) {
+      throw ApiError.make(
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on ${qualified(rt)} "${name}": Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${existing.metadata.uid}`,
+        details(rt, name)
+      )
+    }
+    if (pre?.resourceVersion !== undefined && pre.resourceVersion !== existing.metadata.resourceVersion) {
+      throw ApiError.make(
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on ${qualified(rt)} "${name}": Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`,
+        details(rt, name)
+      )
+    }
+    if (rt.kind === "Namespace" && rt.group === "" && protectedNamespaces.has(name)) {
+      throw ApiError.make(403, "Forbidden", `namespaces "${name}" is forbidden: this namespace may not be deleted`, details(rt, name))
+    }
+    const policy = options.propagationPolicy ?? (options.orphanDependents === true ? "Orphan" : "Background")
+    const result = this.deleteObject(rt, existing, policy)
+    return { object: this.present(rt, result.object), deleted: result.deleted }
+  }
+
+  private deleteObject(
+    rt: ResourceType,
+    existing: Obj,
+    policy: "Background" | "Foreground" | "Orphan"
+  ): { readonly object: Obj; readonly deleted: boolean } {
+    if (existing.metadata.deletionTimestamp !== undefined) return { object: existing, deleted: false }
+    const uid = existing.metadata.uid as string
+    if (policy === "Orphan") this.orphanDependents(uid)
+    const finalizers = [...finalizersOf(existing)]
+    if (policy === "Foreground" && this.dependentsOf(uid).length > 0 && !finalizers.includes(FOREGROUND)) {
+      finalizers.push(FOREGROUND)
+    }
+    const isNamespace = rt.kind === "Namespace" && rt.group === ""
+    if (finalizers.length > 0 || isNamespace) {
+      const next = clone(existing)
+      next.metadata.deletionTimestamp = formatTime(this.now())
+      next.metadata.deletionGracePeriodSeconds = 0
+      if (finalizers.length > 0) next.metadata.finalizers = finalizers
+      if (rt.tracksGeneration) next.metadata.generation = (existing.metadata.generation ?? 0) + 1
+      if (isNamespace) next.status = { ...next.status, phase: "Terminating" }
+      delete next.metadata.resourceVersion
+      const stored = this.commit(rt, "MODIFIED", next, existing)
+      if (finalizers.includes(FOREGROUND)) {
+        for (const dep of this.dependentsOf(uid)) {
+          const current = this.lookupUid(dep.obj.metadata.uid)
+          if (current !== undefined) this.deleteObject(current.rt, current.obj, "Background")
+        }
+        this.releaseForeground(uid)
+      }
+      if (isNamespace) {
+        if (this.namespaceLifecycle) this.deleteNamespaceContents(existing.metadata.name)
+        this.finishNamespace(existing.metadata.name)
+      }
+      const current = this.lookupUid(uid)
+      return current === undefined ? { object: stored, deleted: true } : { object: current.obj, deleted: false }
+    }
+    return { object: this.remove(rt, clone(existing), existing), deleted: true }
+  }
+
+  /** Removes an object for good and runs what follows a removal (GC, foreground owners, namespaces, CRDs). */
+  private remove(rt: ResourceType, finalState: Obj, existing: Obj): Obj {
+    if (rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io") {
+      const types = this.registry.versionsOf(existing.spec.group, existing.spec.names.plural)
+      if (types.length > 0) {
+        const instances = this.store(types[0]!)
+        for (const obj of [...instances.values()]) this.commit(types[0]!, "DELETED", clone(obj), obj)
+      }
+      this.registry.removeCrd(existing.spec.group, existing.spec.names.plural)
+    }
+    delete finalState.metadata.resourceVersion
+    const gone = this.commit(rt, "DELETED", finalState, existing)
+    const uid = existing.metadata.uid as string
+    for (const dep of this.dependentsOf(uid)) {
+      const current = this.lookupUid(dep.obj.metadata.uid)
+      if (current === undefined) continue
+      const owners = (current.obj.metadata.ownerReferences ?? []) as Array<Obj>
+      if (owners.every((o) => !this.uids.has(o.uid))) this.deleteObject(current.rt, current.obj, "Background")
+    }
+    for (const owner of (existing.metadata.ownerReferences ?? []) as Array<Obj>) this.releaseForeground(owner.uid)
+    const ns = existing.metadata.namespace
+    if (ns !== undefined) this.finishNamespace(ns)
+    return gone
+  }
+
+  private lookupUid(uid: string): { readonly rt: ResourceType; readonly obj: Obj } | undefined {
+    const where = this.uids.get(uid)
+    if (where === undefined) return undefined
+    const obj = this.stores.get(where.storage)?.get(where.key)
+    const rt = this.storageTypes.get(where.storage)
+    return obj === undefined || rt === undefined ? undefined : { rt, obj }
+  }
+
+  private dependentsOf(uid: string): Array<{ readonly rt: ResourceType; readonly obj: Obj }> {
+    const out: Array<{ rt: ResourceType; obj: Obj }> = []
+    for (const [storage, store] of this.stores) {
+      const rt = this.storageTypes.get(storage)
+      if (rt === undefined) continue
+      for (const obj of store.values()) {
+        if (((obj.metadata.ownerReferences ?? []) as Array<Obj>).some((o) => o.uid === uid)) out.push({ rt, obj })
+      }
+    }
+    return out
+  }
+
+  private orphanDependents(uid: string): void {
+    for (const dep of this.dependentsOf(uid)) {
+      const next = clone(dep.obj)
+      const refs = (next.metadata.ownerReferences as Array<Obj>).filter((o) => o.uid !== uid)
+      if (refs.length === 0) delete next.metadata.ownerReferences
+      else next.metadata.ownerReferences = refs
+      delete next.metadata.resourceVersion
+      this.commit(dep.rt, "MODIFIED", next, dep.obj)
+    }
+  }
+
+  /** Drops the foregroundDeletion finalizer of `uid` once it has no dependents left. */
+  private releaseForeground(uid: string): void {
+    const owner = this.lookupUid(uid)
+    if (owner === undefined || !finalizersOf(owner.obj).includes(FOREGROUND)) return
+    if (this.dependentsOf(uid).length > 0) return
+    const next = clone(owner.obj)
+    const rest = finalizersOf(next).filter((f) => f !== FOREGROUND)
+    if (rest.length === 0) {
+      delete next.metadata.finalizers
+      this.remove(owner.rt, next, owner.obj)
+    } else {
+      next.metadata.finalizers = rest
+      delete next.metadata.resourceVersion
+      this.commit(owner.rt, "MODIFIED", next, owner.obj)
+    }
+  }
+
+  private namespacedContents(namespace: string): Array<{ readonly rt: ResourceType; readonly obj: Obj }> {
+    const out: Array<{ rt: ResourceType; obj: Obj }> = []
+    for (const [storage, store] of this.stores) {
+      const rt = this.storageTypes.get(storage)
+      if (rt === undefined || !rt.namespaced) continue
+      for (const obj of store.values()) if (obj.metadata.namespace === namespace) out.push({ rt, obj })
+    }
+    return out
+  }
+
+  private deleteNamespaceContents(namespace: string): void {
+    for (const { obj, rt } of this.namespacedContents(namespace)) {
+      const current = this.lookupUid(obj.metadata.uid)
+      if (current !== undefined) this.deleteObject(rt, current.obj, "Background")
+    }
+  }
+
+  /** Removes a terminating namespace once it is empty and has no finalizers left (the namespace controller). */
+  private finishNamespace(namespace: string): void {
+    if (!this.namespaceLifecycle) return
+    const nsType = this.registry.byKind("", "v1", "Namespace")!
+    const ns = this.store(nsType).get(namespace)
+    if (ns === undefined || ns.metadata.deletionTimestamp === undefined) return
+    if (this.namespacedContents(namespace).length > 0) return
+    if (finalizersOf(ns).length > 0) return
+    const next = clone(ns)
+    next.spec = { ...next.spec, finalizers: [] }
+    this.remove(nsType, next, ns)
+  }
+}
+
+const specChanged = (rt: ResourceType, a: Obj, b: Obj): boolean => {
+  const strip = (o: Obj): Obj => {
+    const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = o
+    if (rt.hasStatus) delete rest.status
+    return rest
+  }
+  return !deepEqual(strip(a), strip(b))
+}
+
+const encodeContinue = (rv: number, start: string): string =>
+  Buffer.from(JSON.stringify({ v: "testkit/v1", rv, start }), "utf8").toString("base64url")
+
+const decodeContinue = (token: string): { readonly rv: number; readonly start: string } => {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"))
+    if (typeof parsed.rv === "number" && typeof parsed.start === "string") return parsed
+  } catch {
+    // fall through
+  }
+  throw badRequest("continue key is not valid: invalid continue token")
+}

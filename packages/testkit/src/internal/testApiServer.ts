@@ -1,0 +1,80 @@
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs/promises"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as YAML from "yaml"
+import * as TestApiServer from "../TestApiServer.js"
+import * as TestCluster from "../TestCluster.js"
+import { selfSigned } from "./http/certificate.js"
+import * as Server from "./http/server.js"
+import { coreOf } from "./testCluster.js"
+
+export const kubeconfigYaml = (url: string, token: string, ca: string): string =>
+  YAML.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{
+      name: "testkit",
+      cluster: { server: url, "certificate-authority-data": Buffer.from(ca, "utf8").toString("base64") }
+    }],
+    users: [{ name: "testkit", user: { token } }],
+    contexts: [{ name: "testkit", context: { cluster: "testkit", user: "testkit", namespace: "default" } }],
+    "current-context": "testkit",
+    preferences: {}
+  })
+
+export const make = (
+  options: TestApiServer.Options = {}
+): Effect.Effect<TestApiServer.TestApiServer.Service, TestApiServer.TestApiServerError, TestCluster.TestCluster | Scope.Scope> =>
+  Effect.gen(function*() {
+    const cluster = yield* TestCluster.TestCluster
+    const core = coreOf(cluster)
+    const token = randomBytes(24).toString("hex")
+    const tls = selfSigned()
+    const running = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          Server.start(core, {
+            port: options.port ?? 0,
+            tls,
+            token,
+            bookmarkIntervalMs: Duration.toMillis(Duration.decode(options.bookmarkInterval ?? "1 minute")),
+            log: options.log
+          }),
+        catch: (cause) => new TestApiServer.TestApiServerError({ reason: "ListenFailed", cause })
+      }),
+      (server) => Effect.promise(() => server.close())
+    )
+    const url = `https://127.0.0.1:${running.port}`
+    const kubeconfig = kubeconfigYaml(url, token, tls.cert)
+    const kubeconfigPath = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          if (options.kubeconfigPath !== undefined) {
+            await Fs.mkdir(Path.dirname(options.kubeconfigPath), { recursive: true })
+            await Fs.writeFile(options.kubeconfigPath, kubeconfig, { mode: 0o600 })
+            return { path: options.kubeconfigPath, tempDir: undefined }
+          }
+          const dir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "reconcile-testkit-"))
+          const path = Path.join(dir, "kubeconfig")
+          await Fs.writeFile(path, kubeconfig, { mode: 0o600 })
+          return { path, tempDir: dir }
+        },
+        catch: (cause) => new TestApiServer.TestApiServerError({ reason: "KubeconfigFailed", cause })
+      }),
+      ({ tempDir }) =>
+        tempDir === undefined ? Effect.void : Effect.promise(() => Fs.rm(tempDir, { recursive: true, force: true }))
+    )
+    return {
+      url,
+      port: running.port,
+      token,
+      certificateAuthority: tls.cert,
+      kubeconfigPath: kubeconfigPath.path,
+      kubeconfig,
+      cluster
+    }
+  })

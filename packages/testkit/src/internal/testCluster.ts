@@ -1,0 +1,139 @@
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import * as ApiError from "../ApiError.js"
+import type { KubeObject, WatchEvent } from "../KubeObject.js"
+import type { ResourceType } from "../ResourceType.js"
+import type * as TestCluster from "../TestCluster.js"
+import type { Verb } from "./faults.js"
+import { Core } from "./store.js"
+
+const cores = new WeakMap<object, Core>()
+
+/** The synchronous core behind a TestCluster service (for the HTTP server). */
+export const coreOf = (service: TestCluster.TestCluster.Service): Core => cores.get(service)!
+
+/** Converts anything thrown by the core into an ApiError (unexpected exceptions become 500s). */
+export const toApiError = (e: unknown): ApiError.ApiError =>
+  e instanceof ApiError.ApiError ? e : ApiError.make(500, "InternalError", `internal error: ${e instanceof Error ? e.message : String(e)}`)
+
+const attempt = <A>(f: () => A): Effect.Effect<A, ApiError.ApiError> => Effect.try({ try: f, catch: toApiError })
+
+/** Applies injected faults (latency, then failure) before an operation. */
+const guard = (core: Core, verb: Verb, rt: ResourceType, namespace: string | undefined): Effect.Effect<void, ApiError.ApiError> =>
+  Effect.suspend(() => {
+    const decision = core.faults.decide(verb, rt, namespace)
+    const delay = decision.latencyMillis > 0 ? Effect.sleep(Duration.millis(decision.latencyMillis)) : Effect.void
+    return decision.failure === undefined ? delay : Effect.zipRight(delay, Effect.fail(decision.failure))
+  })
+
+const END = Symbol("end")
+
+export const make = (options: TestCluster.Options = {}): Effect.Effect<TestCluster.TestCluster.Service> =>
+  Effect.map(Effect.clock, (clock) => {
+    const core = new Core({
+      now: () => clock.unsafeCurrentTimeMillis(),
+      historySize: options.historySize,
+      namespaceLifecycle: options.namespaceLifecycle,
+      seed: options.seed
+    })
+    const resolve = (apiVersion: string, kind: string) => attempt(() => core.resolveKind(apiVersion, kind))
+    const op = <A>(
+      verb: Verb,
+      apiVersion: string,
+      kind: string,
+      namespace: string | undefined,
+      f: (rt: ResourceType) => A
+    ): Effect.Effect<A, ApiError.ApiError> =>
+      Effect.flatMap(resolve(apiVersion, kind), (rt) => Effect.zipRight(guard(core, verb, rt, namespace), attempt(() => f(rt))))
+
+    const watch = (query: TestCluster.WatchQuery): Stream.Stream<WatchEvent, ApiError.ApiError> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const rt = yield* resolve(query.apiVersion, query.kind)
+        yield* guard(core, "watch", rt, query.namespace)
+        const queue = yield* Queue.unbounded<WatchEvent | typeof END>()
+        if (core.faults.takeExpire("watch")) {
+          const status = ApiError.make(410, "Expired", "too old resource version: injected fault").status
+          return Stream.make({ type: "ERROR", object: status as unknown as KubeObject } satisfies WatchEvent)
+        }
+        const hooks = { drop: () => queue.unsafeOffer(END), garble: () => {} }
+        const handle = yield* Effect.acquireRelease(
+          attempt(() =>
+            core.watch(rt, query.namespace, {
+              labelSelector: query.labelSelector,
+              fieldSelector: query.fieldSelector,
+              resourceVersion: query.resourceVersion,
+              sendInitialEvents: query.sendInitialEvents,
+              allowWatchBookmarks: query.allowWatchBookmarks
+            }, (event) => queue.unsafeOffer(event))
+          ),
+          (h) => Effect.sync(() => {
+            h.close()
+            core.faults.openWatches.delete(hooks)
+          })
+        )
+        if (!handle.open || core.faults.takeDrop()) queue.unsafeOffer(END)
+        else core.faults.openWatches.add(hooks)
+        let events: Stream.Stream<WatchEvent> = Stream.fromQueue(queue).pipe(
+          Stream.takeWhile((e): e is WatchEvent => e !== END),
+          Stream.takeUntil((e) => e.type === "ERROR")
+        )
+        if (query.allowWatchBookmarks === true) {
+          const interval = Duration.decode(query.bookmarkInterval ?? "1 minute")
+          const bookmarks = Stream.repeatEffect(Effect.as(Effect.sleep(interval), undefined)).pipe(
+            Stream.map(() => core.bookmark(rt))
+          )
+          events = Stream.merge(events, bookmarks, { haltStrategy: "left" })
+        }
+        if (query.timeoutSeconds !== undefined && query.timeoutSeconds > 0) {
+          events = Stream.interruptAfter(events, Duration.seconds(query.timeoutSeconds))
+        }
+        return events
+      }))
+
+    const service: TestCluster.TestCluster.Service = {
+      create: (object, opts) =>
+        op("create", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
+          core.create(rt, object.metadata?.namespace, object, { fieldManager: opts?.fieldManager ?? "testkit" })),
+      get: (ref) => op("get", ref.apiVersion, ref.kind, ref.namespace, (rt) => core.get(rt, ref.namespace, ref.name)),
+      list: (query) =>
+        Effect.flatMap(resolve(query.apiVersion, query.kind), (rt) =>
+          Effect.zipRight(
+            guard(core, "list", rt, query.namespace),
+            core.faults.takeExpire("list")
+              ? Effect.fail(ApiError.make(410, "Expired", "too old resource version: injected fault"))
+              : attempt(() => core.list(rt, query.namespace, query))
+          )),
+      update: (object, opts) =>
+        op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
+          core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
+            fieldManager: opts?.fieldManager ?? "testkit",
+            subresource: opts?.subresource
+          })),
+      updateStatus: (object, opts) =>
+        op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
+          core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
+            fieldManager: opts?.fieldManager ?? "testkit",
+            subresource: "status"
+          })),
+      patch: (ref, patch, opts) =>
+        op("patch", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
+          core.patch(rt, ref.namespace, ref.name, patch.type, patch.patch, {
+            fieldManager: patch.type === "apply" ? patch.fieldManager : opts?.fieldManager ?? "testkit",
+            subresource: opts?.subresource,
+            force: patch.type === "apply" ? patch.force : undefined
+          }).object),
+      apply: (object, opts) =>
+        op("patch", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
+          core.patch(rt, object.metadata?.namespace, object.metadata?.name ?? "", "apply", object, opts).object),
+      delete: (ref, opts) =>
+        op("delete", ref.apiVersion, ref.kind, ref.namespace, (rt) => core.delete(rt, ref.namespace, ref.name, opts ?? {})),
+      watch,
+      resourceVersion: Effect.sync(() => core.resourceVersion()),
+      compact: Effect.sync(() => core.compact()),
+      resources: Effect.sync(() => [...core.registry.all()])
+    }
+    cores.set(service, core)
+    return service
+  })

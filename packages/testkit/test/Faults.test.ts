@@ -1,0 +1,155 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Chunk, Effect, Fiber, Layer, Stream, TestClock } from "effect"
+import { Faults, TestApiServer, TestCluster } from "../src/index.js"
+import { request, watchLines } from "./support/drivers.js"
+import { cm, cmList } from "./support/fixtures.js"
+
+const InProcess = Layer.provideMerge(Faults.layer, TestCluster.layer)
+
+describe("Faults (in-process)", () => {
+  it.effect("failRequests answers matching requests with the status, `count` times", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.TestCluster
+      const faults = yield* Faults.Faults
+      yield* faults.failRequests({ code: 503, verbs: ["create"], resources: ["configmaps"], count: 2 })
+      const first = yield* Effect.flip(cluster.create(cm("a") as any))
+      assert.strictEqual(first.status.code, 503)
+      assert.strictEqual(first.status.reason, "ServiceUnavailable")
+      yield* Effect.flip(cluster.create(cm("a") as any))
+      yield* cluster.create(cm("a") as any)
+      yield* cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "default" } })
+    }).pipe(Effect.provide(InProcess)))
+
+  it.effect("429 carries retryAfterSeconds", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.TestCluster
+      const faults = yield* Faults.Faults
+      yield* faults.failRequests({ code: 429, retryAfterSeconds: 7, verbs: ["list"] })
+      const error = yield* Effect.flip(cluster.list(cmList("default")))
+      assert.strictEqual(error.status.code, 429)
+      assert.strictEqual(error.status.details?.retryAfterSeconds, 7)
+    }).pipe(Effect.provide(InProcess)))
+
+  it.effect("probabilistic faults are deterministic for a seed", () =>
+    Effect.gen(function*() {
+      const outcomes = (seed: number) =>
+        Effect.gen(function*() {
+          const cluster = yield* TestCluster.TestCluster
+          const faults = yield* Faults.Faults
+          yield* faults.failRequests({ code: 500, probability: 0.5 })
+          const results: Array<boolean> = []
+          for (let i = 0; i < 40; i++) {
+            results.push((yield* Effect.either(cluster.get({ apiVersion: "v1", kind: "Namespace", name: "default" })))._tag === "Right")
+          }
+          return results
+        }).pipe(Effect.provide(Layer.provideMerge(Faults.layer, TestCluster.layerWith({ seed }))))
+      const a = yield* outcomes(42)
+      const b = yield* outcomes(42)
+      const c = yield* outcomes(7)
+      assert.deepStrictEqual(a, b)
+      assert.notDeepEqual(a, c)
+      assert.isTrue(a.includes(true) && a.includes(false))
+    }))
+
+  it.effect("latency is driven by the Clock", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.TestCluster
+      const faults = yield* Faults.Faults
+      yield* faults.addLatency({ latency: "10 seconds", verbs: ["get"] })
+      const fiber = yield* Effect.fork(cluster.get({ apiVersion: "v1", kind: "Namespace", name: "default" }))
+      yield* TestClock.adjust("9 seconds")
+      assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
+      yield* TestClock.adjust("1 second")
+      const ns = yield* Fiber.join(fiber)
+      assert.strictEqual(ns.metadata.name, "default")
+    }).pipe(Effect.provide(InProcess)))
+
+  it.effect("expireNext makes the next list fail and the next watch send ERROR 410", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.TestCluster
+      const faults = yield* Faults.Faults
+      yield* faults.expireNext("list")
+      assert.strictEqual((yield* Effect.flip(cluster.list(cmList()))).status.code, 410)
+      yield* cluster.list(cmList())
+      yield* faults.expireNext("watch")
+      const events = Chunk.toArray(yield* Stream.runCollect(cluster.watch(cmList())))
+      assert.deepStrictEqual(events.map((e) => [e.type, (e.object as any).code]), [["ERROR", 410]])
+    }).pipe(Effect.provide(InProcess)))
+
+  it.effect("dropWatches ends open watches; compactNow makes old versions 410", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.TestCluster
+      const faults = yield* Faults.Faults
+      const a = yield* cluster.create(cm("a") as any)
+      const fiber = yield* Effect.fork(Stream.runCollect(cluster.watch({ ...cmList(), resourceVersion: a.metadata.resourceVersion! })))
+      yield* Effect.yieldNow()
+      yield* cluster.update({ ...a, data: { key: "2" } })
+      yield* Effect.yieldNow()
+      assert.strictEqual(yield* faults.dropWatches, 1)
+      assert.deepStrictEqual(Chunk.toArray(yield* Fiber.join(fiber)).map((e) => e.type), ["MODIFIED"])
+      yield* faults.compactNow
+      const events = Chunk.toArray(yield* Stream.runCollect(cluster.watch({ ...cmList(), resourceVersion: a.metadata.resourceVersion! })))
+      assert.strictEqual(events[0]?.type, "ERROR")
+    }).pipe(Effect.provide(InProcess)))
+})
+
+describe("Faults (HTTP)", () => {
+  const Http = Layer.provideMerge(Faults.layer, TestApiServer.layerWithCluster())
+
+  it.scopedLive("429 with Retry-After header; 401 without token", () =>
+    Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      const faults = yield* Faults.Faults
+      const unauth = yield* Effect.promise(() => request(server, "GET", "/api/v1/namespaces", { token: null }))
+      assert.strictEqual(unauth.status, 401)
+      assert.strictEqual(JSON.parse(unauth.body).kind, "Status")
+      yield* faults.failRequests({ code: 429, retryAfterSeconds: 3, resources: ["namespaces"], count: 1 })
+      const limited = yield* Effect.promise(() => request(server, "GET", "/api/v1/namespaces"))
+      assert.strictEqual(limited.status, 429)
+      assert.strictEqual(limited.headers["retry-after"], "3")
+      const fine = yield* Effect.promise(() => request(server, "GET", "/api/v1/namespaces"))
+      assert.strictEqual(fine.status, 200)
+    }).pipe(Effect.provide(Http)))
+
+  it.scopedLive("watch events arrive one JSON line each, as they happen; a garbled line and a dropped connection", () =>
+    Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      const faults = yield* Faults.Faults
+      const rv = yield* server.cluster.resourceVersion
+      const result = yield* Effect.promise(() =>
+        watchLines(server, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${rv}`, 10, () => {
+          void (async () => {
+            await request(server, "POST", "/api/v1/namespaces/default/configmaps", {
+              body: JSON.stringify(cm("live")),
+              contentType: "application/json"
+            })
+            await new Promise((r) => setTimeout(r, 50))
+            Effect.runSync(faults.garbleWatches)
+            await new Promise((r) => setTimeout(r, 50))
+            Effect.runSync(faults.dropWatches)
+          })()
+        })
+      )
+      assert.strictEqual(JSON.parse(result.lines[0]!).type, "ADDED")
+      assert.throws(() => JSON.parse(result.lines[1]!))
+      assert.strictEqual(result.lines.length, 2)
+      assert.notStrictEqual(result.ended, "count")
+    }).pipe(Effect.provide(Http)))
+
+  it.scopedLive("discovery: /version, /api, /apis (legacy and aggregated), /apis/<group>/<version>", () =>
+    Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      const get = (path: string, accept?: string) =>
+        Effect.promise(() => request(server, "GET", path, accept === undefined ? {} : { accept }))
+      assert.strictEqual(JSON.parse((yield* get("/version")).body).major, "1")
+      assert.deepStrictEqual(JSON.parse((yield* get("/api")).body).versions, ["v1"])
+      const groups = JSON.parse((yield* get("/apis")).body).groups.map((g: any) => g.name)
+      assert.includeMembers(groups, ["apps", "coordination.k8s.io", "events.k8s.io", "apiextensions.k8s.io"])
+      const aggregated = yield* get("/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+      assert.include(aggregated.headers["content-type"], "as=APIGroupDiscoveryList")
+      assert.strictEqual(JSON.parse(aggregated.body).kind, "APIGroupDiscoveryList")
+      const apps = JSON.parse((yield* get("/apis/apps/v1")).body)
+      assert.deepStrictEqual(apps.resources.map((r: any) => r.name), ["deployments", "deployments/status"])
+      assert.strictEqual((yield* get("/apis/nope/v1")).status, 404)
+    }).pipe(Effect.provide(Http)))
+})

@@ -1,0 +1,101 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Chunk, Effect, Either, Fiber, Stream, TestClock } from "effect"
+import { LabelSelector, TestCluster } from "../src/index.js"
+import type { KubeObject } from "../src/KubeObject.js"
+import { cm, cmList, deployment, ref } from "./support/fixtures.js"
+
+describe("TestCluster (in-process, TestClock)", () => {
+  it.effect("timestamps come from the Clock", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.parse("2030-01-02T03:04:05Z"))
+      const cluster = yield* TestCluster.make()
+      const a = yield* cluster.create(cm("a") as KubeObject)
+      assert.strictEqual(a.metadata.creationTimestamp, "2030-01-02T03:04:05Z")
+      yield* TestClock.adjust("1 hour")
+      yield* cluster.update({ ...a, metadata: { ...a.metadata, finalizers: ["example.com/x"] } })
+      const deleting = yield* cluster.delete(ref(a))
+      assert.isFalse(deleting.deleted)
+      assert.strictEqual(deleting.object.metadata.deletionTimestamp, "2030-01-02T04:04:05Z")
+    }))
+
+  it.effect("a watch ends after timeoutSeconds and sends bookmarks when allowed", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.make()
+      const rv = yield* cluster.resourceVersion
+      const fiber = yield* Effect.fork(Stream.runCollect(cluster.watch({
+        ...cmList(),
+        resourceVersion: rv,
+        timeoutSeconds: 25,
+        allowWatchBookmarks: true,
+        bookmarkInterval: "10 seconds"
+      })))
+      yield* TestClock.adjust("25 seconds")
+      const events = Chunk.toArray(yield* Fiber.join(fiber))
+      assert.deepStrictEqual(events.map((e) => e.type), ["BOOKMARK", "BOOKMARK"])
+      assert.strictEqual(events[0]!.object.metadata.resourceVersion, rv)
+    }))
+
+  it.effect("sendInitialEvents ends the initial ADDED events with an initial-events-end bookmark", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.make()
+      yield* cluster.create(cm("a") as KubeObject)
+      const events = Chunk.toArray(
+        yield* Stream.runCollect(
+          cluster.watch({ ...cmList("default"), sendInitialEvents: true, allowWatchBookmarks: true }).pipe(Stream.take(2))
+        )
+      )
+      assert.deepStrictEqual(events.map((e) => e.type), ["ADDED", "BOOKMARK"])
+      assert.strictEqual(events[1]!.object.metadata.annotations?.["k8s.io/initial-events-end"], "true")
+    }))
+
+  it.effect("the history is bounded: old versions become 410 by themselves", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.make({ historySize: 3 })
+      const a = yield* cluster.create(cm("a") as KubeObject)
+      for (let i = 0; i < 4; i++) yield* cluster.update({ ...(yield* cluster.get(ref(a))), data: { i: String(i) } })
+      const events = Chunk.toArray(yield* Stream.runCollect(cluster.watch({ ...cmList(), resourceVersion: a.metadata.resourceVersion! })))
+      assert.strictEqual(events[0]!.type, "ERROR")
+      const page = yield* cluster.list({ ...cmList(), resourceVersion: a.metadata.resourceVersion!, resourceVersionMatch: "Exact" })
+        .pipe(Effect.flip)
+      assert.strictEqual(page.status.code, 410)
+    }))
+
+  it.effect("server-side apply keeps managedFields per manager and operation", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.make()
+      const d = yield* cluster.apply(deployment("web", 2) as KubeObject, { fieldManager: "operator" })
+      const scaled = yield* cluster.patch(ref(d), { type: "merge", patch: { spec: { replicas: 4 } } }, { fieldManager: "hpa" })
+      const managers = scaled.metadata.managedFields!.map((m) => `${m.manager}/${m.operation}`)
+      assert.deepStrictEqual(managers, ["operator/Apply", "hpa/Update"])
+      const hpa = scaled.metadata.managedFields!.find((m) => m.manager === "hpa")!
+      assert.deepStrictEqual(hpa.fieldsV1, { "f:spec": { "f:replicas": {} } })
+      const conflict = yield* Effect.flip(cluster.apply(deployment("web", 2) as KubeObject, { fieldManager: "operator" }))
+      assert.strictEqual(conflict.status.message, "Apply failed with 1 conflict: conflict with \"hpa\" using apps/v1: .spec.replicas")
+    }))
+
+  it.effect("Secret stringData is folded into base64 data", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.make()
+      const s: any = yield* cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "default" }, stringData: { pw: "hunter2" } })
+      assert.deepStrictEqual(s.data, { pw: Buffer.from("hunter2").toString("base64") })
+      assert.isUndefined(s.stringData)
+      assert.strictEqual(s.type, "Opaque")
+    }))
+})
+
+describe("LabelSelector", () => {
+  it("parses and matches every operator", () => {
+    const m = (sel: string, labels: Record<string, string>) =>
+      LabelSelector.matches(Either.getOrThrow(LabelSelector.parse(sel)), labels)
+    assert.isTrue(m("", {}))
+    assert.isTrue(m("a=1,b!=2", { a: "1", b: "3" }))
+    assert.isTrue(m("a in (1, 2),!c", { a: "2" }))
+    assert.isFalse(m("a notin (1,2)", { a: "1" }))
+    assert.isTrue(m("a notin (1,2)", {}))
+    assert.isTrue(m("example.com/a", { "example.com/a": "" }))
+    assert.isTrue(m("n>3,n<5", { n: "4" }))
+    for (const bad of ["a in", "a in (", "=x", "a=b=c", "a,", "a in ()"]) {
+      assert.isTrue(Either.isLeft(LabelSelector.parse(bad)), bad)
+    }
+  })
+})

@@ -119,33 +119,33 @@ export const make = <E, R, RW>(
       return queue.forget(key)
     }
 
-    const reconcileOne = (key: string): Effect.Effect<void, never, R> =>
-      Effect.gen(function*() {
-        const request = Request.fromKey(key)
-        const reconcileID = crypto.randomUUID()
-        const annotations = {
-          controller: name,
-          namespace: request.namespace ?? "",
-          name: request.name,
-          reconcileID
-        }
-        let run: Effect.Effect<void, Reconcile.Outcome | ReconcileTimeout, R> = Effect.suspend(() =>
-          config.reconcile(request)
-        )
-        if (reconcileTimeout !== undefined) {
-          run = Effect.timeoutFail(run, { duration: reconcileTimeout, onTimeout: () => new ReconcileTimeout() })
-        }
+    const reconcileOne = (key: string): Effect.Effect<void, never, R> => {
+      const request = Request.fromKey(key)
+      const annotations = {
+        controller: name,
+        namespace: request.namespace ?? "",
+        name: request.name,
+        reconcileID: crypto.randomUUID()
+      }
+      let run: Effect.Effect<void, Reconcile.Outcome | ReconcileTimeout, R> = Effect.suspend(() =>
+        config.reconcile(request)
+      )
+      if (reconcileTimeout !== undefined) {
+        run = Effect.timeoutFail(run, { duration: reconcileTimeout, onTimeout: () => new ReconcileTimeout() })
+      }
+      return Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         m.activeWorkers.unsafeUpdate(++active, [])
         const exit = yield* run.pipe(
-          Effect.withSpan("reconcile", { attributes: annotations }),
-          Effect.annotateLogs(annotations),
+          // No stack trace per span: capturing one costs more than a no-op reconcile.
+          Effect.withSpan("reconcile", { attributes: annotations, captureStackTrace: false }),
           Effect.exit,
           Effect.ensuring(Effect.sync(() => m.activeWorkers.unsafeUpdate(--active, [])))
         )
         m.reconcileTime.unsafeUpdate(((yield* Clock.currentTimeMillis) - startedAt) / 1000, [])
-        yield* Effect.annotateLogs(decide(key, exit), annotations)
-      })
+        yield* decide(key, exit)
+      }).pipe(Effect.annotateLogs(annotations))
+    }
 
     const retryable = (key: string, message: string, cause: unknown) =>
       Effect.zipRight(

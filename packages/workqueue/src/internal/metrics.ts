@@ -40,11 +40,16 @@ export interface QueueMetrics {
   readonly retries: Metric.Metric.Counter<number>
 }
 
-/** @internal */
+/**
+ * Makes (and registers, so that every series is exported from the start, at
+ * zero, as client-go does) the metrics of one queue.
+ *
+ * @internal
+ */
 export const make = (name: string, controller: string): QueueMetrics => {
   const tags = labels(name, controller)
   const tagged = <K extends MetricKey.MetricKey.Untyped>(key: K): K => MetricKey.taggedWithLabels(key, tags) as K
-  return {
+  const metrics: QueueMetrics = {
     depth: Metric.fromMetricKey(tagged(MetricKey.gauge(names.depth, { description: "Current depth of workqueue" }))),
     adds: Metric.fromMetricKey(
       tagged(MetricKey.counter(names.adds, { description: "Total number of adds handled by workqueue" }))
@@ -86,4 +91,6 @@ export const make = (name: string, controller: string): QueueMetrics => {
       tagged(MetricKey.counter(names.retries, { description: "Total number of retries handled by workqueue" }))
     )
   }
+  for (const metric of Object.values(metrics)) metric.register()
+  return metrics
 }

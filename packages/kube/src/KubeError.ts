@@ -1,0 +1,646 @@
+/**
+ * Typed errors of the Kubernetes API.
+ *
+ * Every failed API call fails with one {@link KubeError}: the `metav1.Status`
+ * the server answered, parsed by `reason` and `code` into a tagged error
+ * (`NotFound`, `Conflict`, `Invalid`, …), or a client-side failure
+ * (`Transport`, `Timeout`, `Decode`, `Encode`). Recover with
+ * `Effect.catchTag`, or with the helpers {@link ignoreNotFound},
+ * {@link ignoreAlreadyExists} and {@link retryOnConflict}.
+ *
+ * Messages never contain bearer tokens or the data of Secrets.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { KubeClient, KubeError, Resource } from "@reconcile/kube"
+ *
+ * // read-modify-write, re-run from the read when someone else wrote first
+ * const bump = KubeClient.get(Resource.ConfigMap, "settings").pipe(
+ *   Effect.flatMap((cm) => KubeClient.replace(Resource.ConfigMap, { ...cm, data: { ...cm.data, n: "2" } })),
+ *   KubeError.retryOnConflict({ times: 5 }),
+ *   KubeError.ignoreNotFound
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import type * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import * as internal from "./internal/errors.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = internal.TypeId
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * A cause of a `metav1.Status` (`details.causes[]`): for `Invalid`, one per
+ * field; for apply conflicts, one per conflicting field.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StatusCause {
+  readonly reason?: string | undefined
+  readonly message?: string | undefined
+  readonly field?: string | undefined
+}
+
+/**
+ * `metav1.StatusDetails`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StatusDetails {
+  readonly name?: string | undefined
+  readonly group?: string | undefined
+  readonly kind?: string | undefined
+  readonly uid?: string | undefined
+  readonly causes?: ReadonlyArray<StatusCause> | undefined
+  readonly retryAfterSeconds?: number | undefined
+}
+
+/**
+ * `metav1.Status`, the body of every error answer of the API server (and of
+ * watch `ERROR` events).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Status {
+  readonly kind?: string | undefined
+  readonly apiVersion?: string | undefined
+  readonly status?: string | undefined
+  readonly message?: string | undefined
+  readonly reason?: string | undefined
+  readonly code?: number | undefined
+  readonly details?: StatusDetails | undefined
+}
+
+/**
+ * The request an error belongs to (method and path, never headers or bodies).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestInfo {
+  readonly method: string
+  readonly path: string
+}
+
+/**
+ * The fields of the errors parsed from a `metav1.Status`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StatusFields {
+  /** The Status the server sent (or one synthesized from the HTTP code). */
+  readonly status: Status
+  readonly request?: RequestInfo | undefined
+}
+
+/**
+ * 404: the object (or its namespace, or the kind) does not exist.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotFound extends Data.TaggedError("NotFound")<StatusFields> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * 409 with reason `AlreadyExists`: a create of an existing name.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AlreadyExists extends Data.TaggedError("AlreadyExists")<StatusFields> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * 409 Conflict: a write with a stale `resourceVersion`, a failed delete
+ * precondition, or a server-side apply conflict (then `causes` name the
+ * fields and their managers).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Conflict extends Data.TaggedError("Conflict")<StatusFields & {
+  readonly causes: ReadonlyArray<StatusCause>
+}> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * 410 Gone / Expired: the requested `resourceVersion` (a watch start, a list
+ * continue token) is too old; relist.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Gone extends Data.TaggedError("Gone")<StatusFields> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * 422 Invalid: the object failed validation; one cause per field.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Invalid extends Data.TaggedError("Invalid")<StatusFields & {
+  readonly causes: ReadonlyArray<StatusCause>
+}> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * 400 BadRequest: a malformed request (bad selector, body, kind/name mismatch).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BadRequest extends Data.TaggedError("BadRequest")<StatusFields> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * 401: the credentials were missing, wrong or expired.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unauthorized extends Data.TaggedError("Unauthorized")<StatusFields> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * 403: authenticated but not allowed (RBAC, a terminating namespace, a
+ * protected object).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Forbidden extends Data.TaggedError("Forbidden")<StatusFields> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * 405: the resource does not support the verb.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MethodNotAllowed extends Data.TaggedError("MethodNotAllowed")<StatusFields> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * 429: throttled (API priority and fairness). `retryAfter` comes from the
+ * `Retry-After` header or `details.retryAfterSeconds`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TooManyRequests extends Data.TaggedError("TooManyRequests")<StatusFields & {
+  readonly retryAfter: Duration.Duration | undefined
+}> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * A 5xx answer (500 InternalError, 503 ServiceUnavailable, …) other than a
+ * timeout. `retryAfter` is set when the server sent one.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ServerError extends Data.TaggedError("ServerError")<StatusFields & {
+  readonly code: number
+  readonly retryAfter: Duration.Duration | undefined
+}> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * The request timed out: a server-side timeout (504, reasons `Timeout` and
+ * `ServerTimeout`) or the client's request timeout (then `status.reason` is
+ * `Timeout` and `status.code` 0).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Timeout extends Data.TaggedError("Timeout")<StatusFields> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * Any other status (406, 413, 415, an unexpected 3xx, …).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnexpectedStatus extends Data.TaggedError("UnexpectedStatus")<StatusFields & {
+  readonly code: number
+}> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describe(this)
+  }
+}
+
+/**
+ * The request did not get an answer: connection refused or reset, TLS
+ * failure (`Request`), the body broke off while reading (`Response`), or
+ * client-node could not compute the credentials (`Credentials`: an exec
+ * plugin failed, a token or certificate file is unreadable).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Transport extends Data.TaggedError("Transport")<{
+  readonly reason: "Request" | "Response" | "Credentials"
+  readonly request?: RequestInfo | undefined
+  /** The underlying error (a Node system or TLS error); never carries request headers. */
+  readonly cause: unknown
+}> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return internal.describeTransport(this)
+  }
+}
+
+/**
+ * A body, a watch line or an object that does not decode: not JSON, not an
+ * object, or (for custom resources) not matching the `spec`/`status` Schema.
+ * `raw` is the offending text, truncated (and redacted for Secrets); `issue`
+ * says what is wrong. `raw` is not part of `message`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Decode extends Data.TaggedError("Decode")<{
+  /** The kind being decoded, when known. */
+  readonly kind?: string | undefined
+  readonly raw: string
+  readonly issue: string
+  readonly request?: RequestInfo | undefined
+}> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  constructor(args: {
+    readonly kind?: string | undefined
+    readonly raw: string
+    readonly issue: string
+    readonly request?: RequestInfo | undefined
+  }) {
+    super({ ...args, raw: internal.truncate(args.raw) })
+  }
+  override get message(): string {
+    return internal.describeDecode(this)
+  }
+}
+
+/**
+ * An object could not be encoded for the wire (a custom resource whose
+ * Schema's encoding side fails).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Encode extends Data.TaggedError("Encode")<{
+  readonly kind: string
+  readonly issue: string
+}> {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `cannot encode ${this.kind}: ${this.issue}`
+  }
+}
+
+/**
+ * The errors parsed from a `metav1.Status`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StatusError =
+  | NotFound
+  | AlreadyExists
+  | Conflict
+  | Gone
+  | Invalid
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | MethodNotAllowed
+  | TooManyRequests
+  | ServerError
+  | Timeout
+  | UnexpectedStatus
+
+/**
+ * Every error of a Kubernetes API call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type KubeError = StatusError | Transport | Decode | Encode
+
+/**
+ * Whether a value is one of the {@link KubeError}s.
+ *
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isKubeError = (u: unknown): u is KubeError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * Parses a `metav1.Status` into its tagged error, by `reason` first (as
+ * apimachinery's `errors.IsNotFound` & co.), then by code. `code` (the HTTP
+ * status) is used when the Status has none; `retryAfter` (the `Retry-After`
+ * header) wins over `details.retryAfterSeconds`.
+ *
+ * @example
+ * ```ts
+ * import { KubeError } from "@reconcile/kube"
+ *
+ * const e = KubeError.fromStatus({ kind: "Status", code: 404, reason: "NotFound", message: "configmaps \"x\" not found" })
+ * // e._tag === "NotFound"
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromStatus = (
+  status: Status,
+  options?: {
+    readonly code?: number | undefined
+    readonly retryAfter?: Duration.Duration | undefined
+    readonly request?: RequestInfo | undefined
+  }
+): StatusError => {
+  const code = status.code !== undefined && status.code !== 0 ? status.code : options?.code ?? 0
+  const fields: StatusFields = { status: { ...status, code }, request: options?.request }
+  const causes = status.details?.causes ?? []
+  const retryAfter = options?.retryAfter ??
+    (status.details?.retryAfterSeconds !== undefined && status.details.retryAfterSeconds > 0
+      ? Duration.seconds(status.details.retryAfterSeconds)
+      : undefined)
+  switch (status.reason) {
+    case "NotFound":
+      return new NotFound(fields)
+    case "AlreadyExists":
+      return new AlreadyExists(fields)
+    case "Conflict":
+      return new Conflict({ ...fields, causes })
+    case "Gone":
+    case "Expired":
+      return new Gone(fields)
+    case "Invalid":
+      return new Invalid({ ...fields, causes })
+    case "BadRequest":
+      return new BadRequest(fields)
+    case "Unauthorized":
+      return new Unauthorized(fields)
+    case "Forbidden":
+      return new Forbidden(fields)
+    case "MethodNotAllowed":
+      return new MethodNotAllowed(fields)
+    case "TooManyRequests":
+      return new TooManyRequests({ ...fields, retryAfter })
+    case "Timeout":
+    case "ServerTimeout":
+      return new Timeout(fields)
+  }
+  switch (code) {
+    case 400:
+      return new BadRequest(fields)
+    case 401:
+      return new Unauthorized(fields)
+    case 403:
+      return new Forbidden(fields)
+    case 404:
+      return new NotFound(fields)
+    case 405:
+      return new MethodNotAllowed(fields)
+    case 409:
+      return new Conflict({ ...fields, causes })
+    case 410:
+      return new Gone(fields)
+    case 422:
+      return new Invalid({ ...fields, causes })
+    case 429:
+      return new TooManyRequests({ ...fields, retryAfter })
+    case 504:
+      return new Timeout(fields)
+  }
+  return code >= 500 ? new ServerError({ ...fields, code, retryAfter }) : new UnexpectedStatus({ ...fields, code })
+}
+
+/**
+ * Whether retrying the same request later may succeed: `TooManyRequests`,
+ * `ServerError`, `Timeout`, `Transport`. (A `Conflict` needs a fresh read
+ * first: see {@link retryOnConflict}.)
+ *
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isRetryable = (error: KubeError): boolean => {
+  switch (error._tag) {
+    case "TooManyRequests":
+    case "ServerError":
+    case "Timeout":
+    case "Transport":
+      return true
+    default:
+      return false
+  }
+}
+
+/**
+ * Whether an error is a `NotFound`.
+ *
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isNotFound = (u: unknown): u is NotFound => isKubeError(u) && u._tag === "NotFound"
+
+/**
+ * Whether an error is a `Conflict` (stale resourceVersion, failed
+ * precondition or apply conflict).
+ *
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isConflict = (u: unknown): u is Conflict => isKubeError(u) && u._tag === "Conflict"
+
+/**
+ * Whether a `Conflict` is a server-side apply conflict between field managers
+ * (retrying cannot help; apply with `force` or change the fields).
+ *
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isFieldManagerConflict = (u: unknown): u is Conflict =>
+  isConflict(u) && u.causes.some((c) => c.reason === "FieldManagerConflict")
+
+/**
+ * Turns `NotFound` into `Option.none()` (and success into `Option.some`):
+ * the usual "already gone is fine" of a reconcile.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { KubeClient, KubeError, Resource } from "@reconcile/kube"
+ *
+ * const maybe = KubeClient.get(Resource.ConfigMap, "settings").pipe(KubeError.ignoreNotFound)
+ * // Effect<Option<ConfigMap>, Exclude<KubeError, NotFound>, KubeClient>
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const ignoreNotFound = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<
+  Option.Option<A>,
+  Exclude<E, NotFound>,
+  R
+> =>
+  Effect.catchIf(
+    Effect.asSome(self),
+    (e): e is Extract<E, NotFound> => isNotFound(e),
+    () => Effect.succeedNone
+  ) as Effect.Effect<Option.Option<A>, Exclude<E, NotFound>, R>
+
+/**
+ * Turns `AlreadyExists` into `Option.none()` (and success into `Option.some`):
+ * "create unless it exists".
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const ignoreAlreadyExists = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<
+  Option.Option<A>,
+  Exclude<E, AlreadyExists>,
+  R
+> =>
+  Effect.catchIf(
+    Effect.asSome(self),
+    (e): e is Extract<E, AlreadyExists> => isKubeError(e) && e._tag === "AlreadyExists",
+    () => Effect.succeedNone
+  ) as Effect.Effect<Option.Option<A>, Exclude<E, AlreadyExists>, R>
+
+/**
+ * Options of {@link retryOnConflict}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RetryOnConflictOptions {
+  /** Retries after the first attempt (default 5, as client-go's `DefaultRetry`). */
+  readonly times?: number | undefined
+  /** Delay between attempts (default 10 ms doubling, jittered). */
+  readonly schedule?: Schedule.Schedule<unknown, unknown> | undefined
+}
+
+/**
+ * Re-runs the whole effect — the read, the change and the write — while it
+ * fails with a `Conflict` from a stale `resourceVersion` or a failed
+ * precondition, at most `times` more times (client-go's `RetryOnConflict`).
+ * Server-side apply conflicts between field managers are not retried.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { KubeClient, KubeError, Resource } from "@reconcile/kube"
+ *
+ * const addLabel = Effect.gen(function*() {
+ *   const cm = yield* KubeClient.get(Resource.ConfigMap, "settings")
+ *   const labels = { ...cm.metadata?.labels, touched: "yes" }
+ *   return yield* KubeClient.replace(Resource.ConfigMap, { ...cm, metadata: { ...cm.metadata, labels } })
+ * }).pipe(KubeError.retryOnConflict({ times: 3 }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const retryOnConflict: {
+  (options?: RetryOnConflictOptions): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, options?: RetryOnConflictOptions): Effect.Effect<A, E, R>
+} = dual(
+  (args) => Effect.isEffect(args[0]),
+  <A, E, R>(self: Effect.Effect<A, E, R>, options?: RetryOnConflictOptions): Effect.Effect<A, E, R> =>
+    Effect.retry(self, {
+      times: options?.times ?? 5,
+      schedule: options?.schedule ?? Schedule.jittered(Schedule.exponential("10 millis")),
+      while: (e: E) => isConflict(e) && !isFieldManagerConflict(e)
+    })
+)

@@ -1,0 +1,112 @@
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as PubSub from "effect/PubSub"
+import * as Stream from "effect/Stream"
+import * as Event from "@reconcile/core/Event"
+import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import * as Source from "@reconcile/core/Source"
+import type * as Informer from "../Informer.js"
+import type * as Watcher from "../Watcher.js"
+import * as Watch from "../Watcher.js"
+import { keyOf, MutableStore } from "./store.js"
+
+/** @internal */
+export const stripManagedFields = <A extends HasMetadata>(object: A): A => {
+  const metadata = object.metadata as (HasMetadata["metadata"] & { managedFields?: unknown }) | undefined
+  if (metadata === undefined || metadata.managedFields === undefined) return object
+  const { managedFields: _, ...rest } = metadata
+  return { ...object, metadata: rest }
+}
+
+const rv = (object: HasMetadata) => object.metadata?.resourceVersion
+
+/**
+ * The reflector: applies watcher events to the store and returns the core
+ * events they mean.
+ *
+ * @internal
+ */
+export class Reflector<A extends HasMetadata> {
+  readonly store = new MutableStore<A>()
+  private buffer: Map<string, A> | undefined
+  synced = false
+
+  constructor(private readonly transform: (a: A) => A) {}
+
+  apply(event: Watcher.WatcherEvent<A>): ReadonlyArray<Event.Event<A>> {
+    switch (event._tag) {
+      case "Init":
+        this.buffer = new Map()
+        return []
+      case "InitApply": {
+        const object = this.transform(event.object)
+        this.buffer?.set(keyOf(object), object)
+        return []
+      }
+      case "InitDone": {
+        const next = this.buffer ?? new Map<string, A>()
+        this.buffer = undefined
+        const events: Array<Event.Event<A>> = []
+        const initial = !this.synced
+        for (const [key, object] of next) {
+          const old = this.store.getByKey(key)
+          if (old === undefined) events.push(Event.create(object, { initial }))
+          else if (rv(old) !== rv(object)) events.push(Event.update(old, object))
+        }
+        for (const key of this.store.keys()) {
+          if (!next.has(key)) events.push(Event.delete(this.store.getByKey(key)!, { finalStateUnknown: true }))
+        }
+        this.store.replace(next)
+        this.synced = true
+        return events
+      }
+      case "Apply": {
+        const object = this.transform(event.object)
+        const old = this.store.upsert(object)
+        return [old === undefined ? Event.create(object) : Event.update(old, object)]
+      }
+      case "Delete": {
+        const old = this.store.remove(event.object)
+        return [Event.delete(old ?? this.transform(event.object))]
+      }
+    }
+  }
+}
+
+/** @internal */
+export const make = <A extends HasMetadata>(
+  listWatch: Watcher.ListWatch<A>,
+  options: Informer.Options<A> = {}
+) =>
+  Effect.gen(function*() {
+    const reflector = new Reflector<A>(options.transform ?? stripManagedFields)
+    const pubsub = yield* PubSub.unbounded<Event.Event<A>>()
+    const synced = yield* Deferred.make<void>()
+    yield* Watch.watch(listWatch, options.watcher).pipe(
+      Stream.runForEach((event) =>
+        Effect.suspend(() => {
+          const events = reflector.apply(event)
+          const publish = events.length === 0 ? Effect.void : PubSub.publishAll(pubsub, events)
+          return event._tag === "InitDone" ? Effect.zipRight(publish, Deferred.succeed(synced, undefined)) : publish
+        })
+      ),
+      Effect.forkScoped
+    )
+    const events: Stream.Stream<Event.Event<A>> = Stream.unwrapScoped(
+      Effect.map(PubSub.subscribe(pubsub), (subscription) => {
+        const existing = reflector.synced
+          ? reflector.store.list().map((object) => Event.create(object, { initial: true }))
+          : []
+        return Stream.concat(Stream.fromIterable(existing), Stream.fromQueue(subscription))
+      })
+    )
+    const informer: Informer.Informer<A> = {
+      name: listWatch.name,
+      store: reflector.store,
+      synced: Deferred.await(synced),
+      hasSynced: Deferred.isDone(synced),
+      events,
+      source: Source.make({ name: listWatch.name, events, synced: Deferred.await(synced) })
+    }
+    return informer
+  })

@@ -1,0 +1,121 @@
+import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import type * as Store from "../Store.js"
+
+/** @internal */
+export const keyOf = (object: HasMetadata): string => {
+  const namespace = object.metadata?.namespace
+  const name = object.metadata?.name ?? ""
+  return namespace === undefined || namespace === "" ? name : `${namespace}/${name}`
+}
+
+const namespaceIndex = (object: HasMetadata): ReadonlyArray<string> => [object.metadata?.namespace ?? ""]
+const ownerUidIndex = (object: HasMetadata): ReadonlyArray<string> =>
+  (object.metadata?.ownerReferences ?? []).map((ref) => ref.uid)
+
+/**
+ * Objects by key, with incrementally maintained indexes.
+ *
+ * @internal
+ */
+export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A> {
+  private objects = new Map<string, A>()
+  private readonly indexers = new Map<string, Store.IndexFunction<A>>()
+  private readonly indexes = new Map<string, Map<string, Set<string>>>()
+
+  constructor() {
+    this.addIndex("namespace", namespaceIndex)
+    this.addIndex("ownerUid", ownerUidIndex)
+  }
+
+  readonly get = (name: string, namespace?: string | undefined): A | undefined =>
+    this.objects.get(namespace === undefined || namespace === "" ? name : `${namespace}/${name}`)
+
+  readonly getByKey = (key: string): A | undefined => this.objects.get(key)
+
+  readonly list = (
+    options: { readonly namespace?: string | undefined; readonly labels?: Readonly<Record<string, string>> | undefined } =
+      {}
+  ): ReadonlyArray<A> => {
+    const candidates = options.namespace === undefined
+      ? this.objects.values()
+      : this.byIndex("namespace", options.namespace)
+    const labels = options.labels === undefined ? [] : Object.entries(options.labels)
+    const out: Array<A> = []
+    for (const object of candidates) {
+      if (labels.every(([k, v]) => object.metadata?.labels?.[k] === v)) out.push(object)
+    }
+    return out
+  }
+
+  readonly byIndex = (name: string, value: string): ReadonlyArray<A> => {
+    const keys = this.indexes.get(name)?.get(value)
+    if (keys === undefined) return []
+    const out: Array<A> = []
+    for (const key of keys) {
+      const object = this.objects.get(key)
+      if (object !== undefined) out.push(object)
+    }
+    return out
+  }
+
+  readonly size = (): number => this.objects.size
+
+  readonly keys = (): IterableIterator<string> => this.objects.keys()
+
+  readonly addIndex = (name: string, index: Store.IndexFunction<A>): void => {
+    this.indexers.set(name, index)
+    const values = new Map<string, Set<string>>()
+    this.indexes.set(name, values)
+    for (const [key, object] of this.objects) this.indexInto(values, index, key, object)
+  }
+
+  /** Inserts or replaces one object; returns the previous one. */
+  upsert(object: A): A | undefined {
+    const key = keyOf(object)
+    const old = this.objects.get(key)
+    if (old !== undefined) this.unindex(key, old)
+    this.objects.set(key, object)
+    for (const [name, index] of this.indexers) this.indexInto(this.indexes.get(name)!, index, key, object)
+    return old
+  }
+
+  /** Removes one object; returns it. */
+  remove(object: HasMetadata): A | undefined {
+    const key = keyOf(object)
+    const old = this.objects.get(key)
+    if (old === undefined) return undefined
+    this.unindex(key, old)
+    this.objects.delete(key)
+    return old
+  }
+
+  /** Replaces every object at once (a relist). */
+  replace(objects: Map<string, A>): void {
+    this.objects = objects
+    for (const [name, index] of this.indexers) {
+      const values = new Map<string, Set<string>>()
+      this.indexes.set(name, values)
+      for (const [key, object] of objects) this.indexInto(values, index, key, object)
+    }
+  }
+
+  private indexInto(values: Map<string, Set<string>>, index: Store.IndexFunction<A>, key: string, object: A) {
+    for (const value of index(object)) {
+      let keys = values.get(value)
+      if (keys === undefined) values.set(value, keys = new Set())
+      keys.add(key)
+    }
+  }
+
+  private unindex(key: string, object: A) {
+    for (const [name, index] of this.indexers) {
+      const values = this.indexes.get(name)!
+      for (const value of index(object)) {
+        const keys = values.get(value)
+        if (keys === undefined) continue
+        keys.delete(key)
+        if (keys.size === 0) values.delete(value)
+      }
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as Stream from "effect/Stream"
+import type * as KubeError from "../KubeError.js"
+import type * as Watcher from "../Watcher.js"
+import { WatcherEvent } from "../Watcher.js"
+
+/** Counts objects skipped because they did not decode, by watch name. @internal */
+export const undecodableTotal = Metric.counter("watcher_undecodable_total", {
+  description: "Objects a watcher skipped because they did not decode"
+})
+
+/** Counts list/watch failures (each one is retried), by watch name and error tag. @internal */
+export const errorsTotal = Metric.counter("watcher_errors_total", {
+  description: "List and watch failures of a watcher (each is retried)"
+})
+
+/** Counts relists caused by 410 Gone, by watch name. @internal */
+export const relistsTotal = Metric.counter("watcher_relists_total", {
+  description: "Relists of a watcher after 410 Gone"
+})
+
+class IdleTimeout {
+  readonly _tag = "IdleTimeout"
+}
+
+/** Ends the current phase and asks for a relist. */
+class Relist {
+  readonly _tag = "Relist"
+}
+
+/** @internal */
+export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Options = {}): Stream.Stream<
+  Watcher.WatcherEvent<A>
+> =>
+  Stream.suspend(() => {
+    const pageSize = options.pageSize ?? 500
+    const timeoutSeconds = options.timeoutSeconds ?? 290
+    const idleTimeout = Duration.seconds(timeoutSeconds + 5)
+    const initial = Duration.toMillis(options.initialBackoff ?? Duration.millis(800))
+    const max = Duration.toMillis(options.maxBackoff ?? Duration.seconds(30))
+    const jitter = options.jitter ?? 1
+    const tags = { watch: listWatch.name }
+    const state = { resourceVersion: undefined as string | undefined, failures: 0 }
+
+    const progress = Effect.sync(() => {
+      state.failures = 0
+    })
+
+    const backoff = (error: { readonly _tag: string; readonly message?: string }) =>
+      Effect.gen(function*() {
+        const n = state.failures++
+        const base = Math.min(initial * 2 ** n, max)
+        const factor = 1 + jitter * ((yield* Random.next) - 0.5)
+        const delay = Math.min(max, Math.max(0, base * factor))
+        yield* Metric.increment(Metric.tagged(Metric.tagged(errorsTotal, "watch", tags.watch), "error", error._tag))
+        yield* Effect.logWarning("watcher error; retrying").pipe(
+          Effect.annotateLogs({ ...tags, error: error._tag, detail: error.message ?? "", retryInMillis: Math.round(delay) })
+        )
+        yield* Effect.sleep(Duration.millis(delay))
+      })
+
+    const relist = Effect.zipRight(
+      Metric.increment(Metric.tagged(relistsTotal, "watch", tags.watch)),
+      Effect.sync(() => {
+        state.resourceVersion = undefined
+      })
+    )
+
+    /**
+     * Lists every page: `Init`, `InitApply`…, `InitDone`. A 410 on a continue
+     * token (expired) restarts the list; consumers drop a partial list at the
+     * next `Init`.
+     */
+    const listPhase: Stream.Stream<Watcher.WatcherEvent<A>, KubeError.KubeError | Relist> = Stream.concat(
+      Stream.make(WatcherEvent.Init()),
+      Stream.paginateChunkEffect(undefined as string | undefined, (cursor) =>
+        listWatch.list({ limit: pageSize, continue: cursor }).pipe(
+          Effect.mapError((error): KubeError.KubeError | Relist =>
+            error._tag === "Gone" && cursor !== undefined ? new Relist() : error
+          ),
+          Effect.map((page) => {
+            const next = page.continue === undefined || page.continue === "" ? undefined : page.continue
+            if (next === undefined) state.resourceVersion = page.resourceVersion
+            return [
+              Chunk.fromIterable(page.items.map((object) => WatcherEvent.InitApply({ object }))),
+              Option.fromNullable(next)
+            ] as const
+          })
+        )).pipe(
+          Stream.concat(
+            Stream.fromEffect(
+              Effect.suspend(() =>
+                Effect.as(progress, WatcherEvent.InitDone({ resourceVersion: state.resourceVersion ?? "" }))
+              )
+            )
+          )
+        )
+    )
+
+    /** Watches from the current resourceVersion until the server closes the watch. */
+    const watchPhase: Stream.Stream<Watcher.WatcherEvent<A>, KubeError.KubeError | Relist | IdleTimeout> = Stream
+      .suspend(() =>
+        listWatch.watch({ resourceVersion: state.resourceVersion!, allowWatchBookmarks: true, timeoutSeconds })
+      ).pipe(
+        Stream.timeoutFail(() => new IdleTimeout(), idleTimeout),
+        Stream.mapEffect((event): Effect.Effect<ReadonlyArray<Watcher.WatcherEvent<A>>, KubeError.KubeError | Relist> => {
+          switch (event._tag) {
+            case "Added":
+            case "Modified":
+            case "Deleted": {
+              const rv = listWatch.resourceVersion(event.object)
+              if (rv !== undefined) state.resourceVersion = rv
+              const out = event._tag === "Deleted"
+                ? WatcherEvent.Delete({ object: event.object })
+                : WatcherEvent.Apply({ object: event.object })
+              return Effect.as(progress, [out])
+            }
+            case "Bookmark":
+              state.resourceVersion = event.resourceVersion
+              return Effect.as(progress, [])
+            case "Error":
+              return Effect.fail(event.error._tag === "Gone" ? new Relist() : event.error)
+            case "Undecodable":
+              return Effect.as(
+                Effect.zipRight(
+                  Metric.increment(Metric.tagged(undecodableTotal, "watch", tags.watch)),
+                  Effect.logWarning("skipping an object that does not decode").pipe(
+                    Effect.annotateLogs({ ...tags, issue: event.error.issue })
+                  )
+                ),
+                []
+              )
+          }
+        }),
+        Stream.flatMap(Stream.fromIterable)
+      )
+
+    const phase = Stream.suspend(() => state.resourceVersion === undefined ? listPhase : watchPhase).pipe(
+      Stream.catchAll((error) => {
+        if (error._tag === "Relist") return Stream.execute(relist)
+        if (error._tag === "Gone") return Stream.execute(relist)
+        if (error._tag === "IdleTimeout") {
+          return Stream.execute(Effect.logWarning("watch idle past its timeout; reconnecting").pipe(
+            Effect.annotateLogs(tags)
+          ))
+        }
+        return Stream.execute(backoff(error))
+      })
+    )
+    return Stream.forever(phase)
+  })

@@ -1,0 +1,202 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, Metric, Stream, TestClock } from "effect"
+import * as KubeError from "../src/KubeError.js"
+import * as Watcher from "../src/Watcher.js"
+
+interface Obj {
+  readonly metadata: { readonly name: string; readonly resourceVersion: string }
+}
+const obj = (name: string, rv: number): Obj => ({ metadata: { name, resourceVersion: String(rv) } })
+
+type Call = { readonly op: "list"; readonly continue: string | undefined } | {
+  readonly op: "watch"
+  readonly resourceVersion: string
+}
+
+/** A scripted API: each list or watch call takes the next scripted answer. */
+const scripted = (
+  lists: Array<Effect.Effect<Watcher.ListPage<Obj>, KubeError.KubeError>>,
+  watches: Array<Stream.Stream<Watcher.RawEvent<Obj>, KubeError.KubeError>>
+) => {
+  const calls: Array<Call> = []
+  const listWatch: Watcher.ListWatch<Obj> = {
+    name: "test-objects",
+    list: (options) => {
+      calls.push({ op: "list", continue: options.continue })
+      return lists.shift() ?? Effect.never
+    },
+    watch: (options) => {
+      calls.push({ op: "watch", resourceVersion: options.resourceVersion })
+      return watches.shift() ?? Stream.never
+    },
+    resourceVersion: (o) => o.metadata.resourceVersion
+  }
+  return { calls, listWatch }
+}
+
+const page = (items: ReadonlyArray<Obj>, resourceVersion: string, cont?: string) =>
+  Effect.succeed<Watcher.ListPage<Obj>>({ items, resourceVersion, continue: cont })
+
+const summary = (e: Watcher.WatcherEvent<Obj>) =>
+  e._tag === "Init"
+    ? "Init"
+    : e._tag === "InitDone"
+    ? `InitDone@${e.resourceVersion}`
+    : `${e._tag}:${e.object.metadata.name}@${e.object.metadata.resourceVersion}`
+
+const serverError = new KubeError.ServerError({ status: { code: 500, message: "boom" } } as never)
+const gone = new KubeError.Gone({ status: { code: 410, reason: "Expired", message: "too old" } } as never)
+
+/** Runs the watcher in the background, collecting summaries. */
+const collect = (listWatch: Watcher.ListWatch<Obj>, options: Watcher.Options = { jitter: 0 }) =>
+  Effect.gen(function*() {
+    const seen: Array<string> = []
+    const fiber = yield* Watcher.watch(listWatch, options).pipe(
+      Stream.runForEach((e) => Effect.sync(() => void seen.push(summary(e)))),
+      Effect.fork
+    )
+    yield* TestClock.adjust(0)
+    return { seen, fiber }
+  })
+
+describe("Watcher", () => {
+  it.scoped("lists every page, then watches from the list's resourceVersion", () =>
+    Effect.gen(function*() {
+      const { calls, listWatch } = scripted(
+        [page([obj("a", 1), obj("b", 2)], "", "c1"), page([obj("c", 3)], "10")],
+        [Stream.make({ _tag: "Added", object: obj("d", 11) }, { _tag: "Deleted", object: obj("a", 12) })]
+      )
+      const { seen } = yield* collect(listWatch, { pageSize: 2, jitter: 0 })
+      assert.deepStrictEqual(seen, [
+        "Init",
+        "InitApply:a@1",
+        "InitApply:b@2",
+        "InitApply:c@3",
+        "InitDone@10",
+        "Apply:d@11",
+        "Delete:a@12"
+      ])
+      assert.deepStrictEqual(calls.slice(0, 4), [
+        { op: "list", continue: undefined },
+        { op: "list", continue: "c1" },
+        { op: "watch", resourceVersion: "10" },
+        { op: "watch", resourceVersion: "12" }
+      ], "a watch that ends normally resumes from the last resourceVersion at once")
+    }))
+
+  it.scoped("bookmarks advance the resourceVersion without emitting", () =>
+    Effect.gen(function*() {
+      const { calls, listWatch } = scripted(
+        [page([], "5")],
+        [Stream.make({ _tag: "Bookmark", resourceVersion: "40" })]
+      )
+      const { seen } = yield* collect(listWatch)
+      assert.deepStrictEqual(seen, ["Init", "InitDone@5"])
+      assert.deepStrictEqual(calls.map((c) => c.op === "watch" ? c.resourceVersion : "list"), ["list", "5", "40"])
+    }))
+
+  it.scoped("410 Gone as a watch ERROR event relists", () =>
+    Effect.gen(function*() {
+      const { calls, listWatch } = scripted(
+        [page([obj("a", 1)], "5"), page([obj("b", 9)], "9")],
+        [Stream.make({ _tag: "Error", error: gone })]
+      )
+      const { seen } = yield* collect(listWatch)
+      assert.deepStrictEqual(seen, ["Init", "InitApply:a@1", "InitDone@5", "Init", "InitApply:b@9", "InitDone@9"])
+      assert.strictEqual(calls.filter((c) => c.op === "list").length, 2)
+    }))
+
+  it.scoped("410 Gone as a failed watch request relists", () =>
+    Effect.gen(function*() {
+      const { calls, listWatch } = scripted([page([], "5"), page([], "9")], [Stream.fail(gone)])
+      yield* collect(listWatch)
+      assert.deepStrictEqual(calls.map((c) => c.op), ["list", "watch", "list", "watch"])
+    }))
+
+  it.scoped("410 Gone on a continue token restarts the list from the first page", () =>
+    Effect.gen(function*() {
+      const { calls, listWatch } = scripted(
+        [page([obj("a", 1)], "", "c1"), Effect.fail(gone), page([obj("a", 1), obj("b", 2)], "7")],
+        []
+      )
+      const { seen } = yield* collect(listWatch, { pageSize: 1, jitter: 0 })
+      assert.deepStrictEqual(seen, ["Init", "InitApply:a@1", "Init", "InitApply:a@1", "InitApply:b@2", "InitDone@7"])
+      assert.deepStrictEqual(calls.slice(0, 3), [
+        { op: "list", continue: undefined },
+        { op: "list", continue: "c1" },
+        { op: "list", continue: undefined }
+      ])
+    }))
+
+  it.scoped("errors back off 800 ms → 30 s, doubling; the backoff resets after progress", () =>
+    Effect.gen(function*() {
+      const failures = Array.from({ length: 7 }, () => Stream.fail(serverError))
+      const { calls, listWatch } = scripted(
+        [page([], "1")],
+        [...failures, Stream.make({ _tag: "Added", object: obj("x", 2) }), Stream.fail(serverError)]
+      )
+      yield* collect(listWatch)
+      const watchTimes: Array<number> = []
+      let lastCount = calls.length
+      for (let t = 0; t < 90_000; t += 200) {
+        yield* TestClock.adjust(Duration.millis(200))
+        if (calls.length !== lastCount) {
+          watchTimes.push(t + 200)
+          lastCount = calls.length
+        }
+      }
+      // Delays: 800, 1600, 3200, 6400, 12800, 25600, 30000 (capped), then progress resets: 0 (normal end), 800.
+      const gaps = watchTimes.map((t, i) => t - (i === 0 ? 0 : watchTimes[i - 1]!))
+      assert.deepStrictEqual(gaps.slice(0, 7), [800, 1_600, 3_200, 6_400, 12_800, 25_600, 30_000])
+      assert.strictEqual(gaps[7], 800, "after an event the backoff starts again at 800 ms")
+    }))
+
+  it.scoped("jittered delays stay within [0.5, 1.5] × the nominal delay, capped at the maximum", () =>
+    Effect.gen(function*() {
+      const { calls, listWatch } = scripted([page([], "1")], [Stream.fail(serverError), Stream.fail(serverError)])
+      yield* collect(listWatch, {})
+      yield* TestClock.adjust(Duration.millis(399))
+      assert.strictEqual(calls.length, 2, "no retry before 0.5 × 800 ms")
+      yield* TestClock.adjust(Duration.millis(801))
+      assert.strictEqual(calls.length, 3, "a retry by 1.5 × 800 ms")
+    }))
+
+  it.scoped("a silent watch is abandoned after timeoutSeconds + 5 s and resumed", () =>
+    Effect.gen(function*() {
+      const { calls, listWatch } = scripted([page([], "3")], [Stream.never])
+      yield* collect(listWatch, { timeoutSeconds: 10, jitter: 0 })
+      yield* TestClock.adjust(Duration.millis(14_999))
+      assert.strictEqual(calls.length, 2)
+      yield* TestClock.adjust(Duration.millis(1))
+      assert.deepStrictEqual(calls[2], { op: "watch", resourceVersion: "3" })
+    }))
+
+  it.scoped("undecodable objects are counted and skipped; the watch goes on", () =>
+    Effect.gen(function*() {
+      const decode = new KubeError.Decode({ raw: "{not json", issue: "Unexpected token" })
+      const { listWatch } = scripted([page([], "1")], [
+        Stream.make(
+          { _tag: "Added", object: obj("a", 2) },
+          { _tag: "Undecodable", error: decode },
+          { _tag: "Modified", object: obj("a", 3) }
+        )
+      ])
+      const counter = Metric.tagged(Metric.counter("watcher_undecodable_total", {
+        description: "Objects a watcher skipped because they did not decode"
+      }), "watch", "test-objects")
+      const before = (yield* Metric.value(counter)).count
+      const { seen } = yield* collect(listWatch)
+      assert.deepStrictEqual(seen, ["Init", "InitDone@1", "Apply:a@2", "Apply:a@3"])
+      assert.strictEqual((yield* Metric.value(counter)).count - before, 1)
+    }))
+
+  it.scoped("the stream never fails and stops when interrupted", () =>
+    Effect.gen(function*() {
+      const { listWatch } = scripted([Effect.fail(serverError), page([], "1")], [])
+      const { fiber, seen } = yield* collect(listWatch)
+      yield* TestClock.adjust(Duration.seconds(1))
+      assert.deepStrictEqual(seen, ["Init", "Init", "InitDone@1"])
+      yield* Fiber.interrupt(fiber)
+
+    }))
+})

@@ -7,7 +7,7 @@ import { WorkqueueShutdown } from "../WorkqueueError.js"
 import { QueueCore } from "./core.js"
 import { toDelayMillis } from "./delay.js"
 import { Heap, type HeapNode } from "./heap.js"
-import { resolveOptions, startCore } from "./workqueue.js"
+import { commonOperations, resolveOptions, startCore } from "./workqueue.js"
 
 /** A waiting key: ready when `readyAt === 0`, else due at `readyAt` (ms). */
 interface Item extends HeapNode {
@@ -124,15 +124,9 @@ export const make = (
       add: (key) => Effect.sync(() => core.add(key, 0, 0)),
       addAfter: (key, delay) => Effect.sync(() => core.add(key, 0, toDelayMillis(delay))),
       addRateLimited: (key) => addWithOptions(key, { rateLimited: true }),
-      forget: (key) => limiter.forget(key),
-      numRequeues: (key) => limiter.numRequeues(key),
       take: Effect.map(takeWithPriority, (taken) => taken.key),
       takeWithPriority,
-      done: (key) => Effect.sync(() => core.done(key)),
-      len: Effect.sync(() => core.readyLength()),
-      shutdown: Effect.sync(() => core.shutdown()),
-      shutdownWithDrain: Effect.zipRight(Effect.sync(() => core.shutdown()), core.awaitDrained),
-      isShuttingDown: Effect.sync(() => core.shuttingDown)
+      ...commonOperations(core)
     }
     return service
   })

@@ -89,6 +89,21 @@ export const resolveOptions = (
     return { clock, limiter, queueMetrics }
   })
 
+/**
+ * The operations both queue flavours implement the same way on their core.
+ *
+ * @internal
+ */
+export const commonOperations = <T>(core: QueueCore<T>) => ({
+  forget: (key: string) => core.limiter.forget(key),
+  numRequeues: (key: string) => core.limiter.numRequeues(key),
+  done: (key: string) => Effect.sync(() => core.done(key)),
+  len: Effect.sync(() => core.readyLength()),
+  shutdown: Effect.sync(() => core.shutdown()),
+  shutdownWithDrain: Effect.zipRight(Effect.sync(() => core.shutdown()), core.awaitDrained),
+  isShuttingDown: Effect.sync(() => core.shuttingDown)
+})
+
 /** @internal */
 export const make = (
   options: Workqueue.Workqueue.Options
@@ -103,14 +118,8 @@ export const make = (
       add: (key) => Effect.sync(() => core.add(key)),
       addAfter: (key, delay) => addAfter(key, toDelayMillis(delay)),
       addRateLimited: (key) => Effect.flatMap(limiter.when(key), (delay) => addAfter(key, toDelayMillis(delay))),
-      forget: (key) => limiter.forget(key),
-      numRequeues: (key) => limiter.numRequeues(key),
       take: core.takeEffect(shutdownError),
-      done: (key) => Effect.sync(() => core.done(key)),
-      len: Effect.sync(() => core.readyLength()),
-      shutdown: Effect.sync(() => core.shutdown()),
-      shutdownWithDrain: Effect.zipRight(Effect.sync(() => core.shutdown()), core.awaitDrained),
-      isShuttingDown: Effect.sync(() => core.shuttingDown)
+      ...commonOperations(core)
     }
     return service
   })

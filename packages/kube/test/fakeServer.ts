@@ -3,12 +3,24 @@
  * objects with resourceVersions, an event history with compaction (→ 410),
  * and faults (drop the open watches, fail the next request).
  */
-import { Effect, PubSub, Queue, Stream } from "effect"
+import { Effect, PubSub, Stream } from "effect"
 import * as KubeError from "../src/KubeError.js"
 import type * as Watcher from "../src/Watcher.js"
 
 export interface Obj {
-  readonly metadata: { readonly name: string; readonly namespace: string; readonly resourceVersion: string }
+  readonly metadata: {
+    readonly name: string
+    readonly namespace: string
+    readonly resourceVersion: string
+    readonly uid?: string
+    readonly ownerReferences?: ReadonlyArray<{
+      readonly apiVersion: string
+      readonly kind: string
+      readonly name: string
+      readonly uid: string
+      readonly controller?: boolean
+    }>
+  }
   readonly data: number
 }
 
@@ -34,10 +46,10 @@ export const makeFakeServer = Effect.gen(function*() {
     get watchesOpened() {
       return watchesOpened
     },
-    put: (name: string, data: number) =>
+    put: (name: string, data: number, extra: Partial<Obj["metadata"]> = {}) =>
       Effect.suspend(() => {
         const existed = objects.has(name)
-        const object: Obj = { metadata: { name, namespace: "ns", resourceVersion: String(++rv) }, data }
+        const object: Obj = { metadata: { name, namespace: "ns", uid: `uid-${name}`, ...extra, resourceVersion: String(++rv) }, data }
         objects.set(name, object)
         return record(existed ? "Modified" : "Added", object)
       }),
@@ -89,7 +101,6 @@ export const makeFakeServer = Effect.gen(function*() {
             Stream.filter((c): c is Change => c !== "drop" && c.rv > lastPast),
             Stream.map(toEvent)
           )
-          void Queue
           return Stream.concat(Stream.fromIterable(past.map(toEvent)), future)
         }))
     } satisfies Watcher.ListWatch<Obj>

@@ -1,0 +1,115 @@
+/**
+ * The shared cache: one informer per (resource, namespace, label selector,
+ * field selector), shared by every controller that asks for it, each with a
+ * store that answers `get`/`list` and indexes, and a Kind `Source` for
+ * controllers.
+ *
+ * Informers start on first use and live as long as the Cache (its scope).
+ * `waitForSync` completes when every informer started so far has synced.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import type { Source } from "@reconcile/core/Source"
+import type * as Informer from "./Informer.js"
+import * as internal from "./internal/cache.js"
+import type * as Watcher from "./Watcher.js"
+
+/**
+ * What the cache needs to know of a resource to key and start an informer
+ * (every `Resource` descriptor has these fields).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResourceKey<A> {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly plural: string
+  readonly namespaced: boolean
+  /** Phantom: the decoded object type. */
+  readonly _A?: (_: never) => A
+}
+
+/**
+ * Which objects of a resource an informer holds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Selection {
+  /** Only this namespace (default: all namespaces). */
+  readonly namespace?: string | undefined
+  readonly labelSelector?: string | undefined
+  readonly fieldSelector?: string | undefined
+}
+
+/**
+ * Turns a resource and a selection into the list/watch calls of an informer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ListWatchFor = <A extends HasMetadata>(resource: ResourceKey<A>, selection: Selection) => Watcher.ListWatch<A>
+
+/**
+ * Cache options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Informer options for every informer (transform, watcher backoff…). */
+  readonly informer?: Informer.Options<any> | undefined
+}
+
+/**
+ * The cache service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Cache extends Context.Tag("@reconcile/kube/Cache")<Cache, Cache.Service>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace Cache {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** The shared informer for `resource` and `selection`, started on first use. */
+    readonly informer: <A extends HasMetadata>(
+      resource: ResourceKey<A>,
+      selection?: Selection
+    ) => Effect.Effect<Informer.Informer<A>>
+    /** A Kind source for controllers (late subscribers get existing objects as initial creates). */
+    readonly source: <A extends HasMetadata>(resource: ResourceKey<A>, selection?: Selection) => Effect.Effect<Source<A>>
+    /** Completes when every informer started so far has synced. */
+    readonly waitForSync: Effect.Effect<void>
+    /** Number of informers (each one list+watch connection). */
+    readonly informers: Effect.Effect<number>
+  }
+}
+
+/**
+ * Makes a cache whose informers live in the current scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (listWatchFor: ListWatchFor, options?: Options) => Effect.Effect<Cache.Service, never, Scope.Scope> =
+  internal.make
+
+/**
+ * The key identifying an informer: resource and selection.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const informerKey: (resource: ResourceKey<any>, selection?: Selection) => string = internal.informerKey

@@ -1,0 +1,130 @@
+/**
+ * The Kubernetes controller builder — controller-runtime's For / Owns /
+ * Watches / WithEventFilter / WithOptions — over the shared {@link Cache}.
+ *
+ * - `for`: the primary resource; its events enqueue the object itself.
+ * - `owns`: resources whose changes enqueue their **controller** owner of the
+ *   `for` kind (controller owner references, as `Owns` does by default).
+ * - `watches`: any resource with a map function from an object to requests
+ *   (e.g. through a cache index).
+ * - `eventFilter`: a predicate applied to the events of every source.
+ * - Reconcile **by object** (kube-rs style): `reconcile(object)` gets the
+ *   current cached object; keys whose object no longer exists are skipped.
+ *   Or **by key** (controller-runtime style): `reconcileRequest(request)`
+ *   reads the cache itself.
+ *
+ * Sources are the cache's Kind sources: workers start once every informer has
+ * synced.
+ *
+ * @example
+ * ```ts
+ * const WebAppController = KubeController.layer({
+ *   name: "webapp",
+ *   for: WebApp,
+ *   owns: [Resource.Deployment, Resource.Service],
+ *   reconcile: (app) => reconcileWebApp(app),
+ *   options: { maxConcurrentReconciles: 4 }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type * as Controller from "@reconcile/core/Controller"
+import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import type { Predicate } from "@reconcile/core/Predicates"
+import type * as Reconcile from "@reconcile/core/Reconcile"
+import type * as Request from "@reconcile/core/Request"
+import type * as Cache from "./Cache.js"
+import * as internal from "./internal/kubeController.js"
+
+/**
+ * A watched resource with a map function (controller-runtime's `Watches` with
+ * `EnqueueRequestsFromMapFunc`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Watches<B extends HasMetadata, E = never, R = never> {
+  readonly resource: Cache.ResourceKey<B>
+  readonly selection?: Cache.Selection | undefined
+  /** Maps an object (old and new on updates) to the requests it should enqueue. */
+  readonly map: (object: B) => Effect.Effect<Iterable<Request.Request>, E, R>
+  readonly predicates?: ReadonlyArray<Predicate<B>> | undefined
+}
+
+/**
+ * Builds a {@link Watches} entry (keeps the object type of `resource` and `map` in step).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const watches = <B extends HasMetadata, E = never, R = never>(w: Watches<B, E, R>): Watches<any, E, R> => w
+
+interface Common<A extends HasMetadata, E, RW> {
+  /** The controller name (metrics, logs, queue, field manager). */
+  readonly name: string
+  /** The primary resource. */
+  readonly for: Cache.ResourceKey<A>
+  /** Which objects of `for` to watch (namespace, selectors). */
+  readonly selection?: Cache.Selection | undefined
+  /** Predicates for the primary resource's events only. */
+  readonly forPredicates?: ReadonlyArray<Predicate<A>> | undefined
+  /** Resources controlled by `for` objects (through controller owner references). */
+  readonly owns?: ReadonlyArray<Cache.ResourceKey<any>> | undefined
+  /** Other resources, mapped to requests. */
+  readonly watches?: ReadonlyArray<Watches<any, E, RW>> | undefined
+  /** A predicate for the events of every source (controller-runtime's `WithEventFilter`). */
+  readonly eventFilter?: Predicate<HasMetadata> | undefined
+  readonly options?: Controller.Options | undefined
+}
+
+/**
+ * A controller that reconciles the current cached object of each key.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ByObject<A extends HasMetadata, E, R, RW> extends Common<A, E, RW> {
+  readonly reconcile: (object: A) => Effect.Effect<void, Reconcile.Outcome, R>
+}
+
+/**
+ * A controller that reconciles keys and reads state itself.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ByRequest<A extends HasMetadata, E, R, RW> extends Common<A, E, RW> {
+  readonly reconcileRequest: (request: Request.Request) => Effect.Effect<void, Reconcile.Outcome, R>
+}
+
+/**
+ * A KubeController's definition.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Config<A extends HasMetadata, E, R, RW> = ByObject<A, E, R, RW> | ByRequest<A, E, R, RW>
+
+/**
+ * Starts the controller in the current scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: <A extends HasMetadata, E, R, RW>(
+  config: Config<A, E, R, RW>
+) => Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope> = internal.make
+
+/**
+ * A Layer running the controller, registered with the `Manager` when one is provided.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <A extends HasMetadata, E, R, RW>(
+  config: Config<A, E, R, RW>
+): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>> => Layer.scopedDiscard(internal.register(config))

@@ -1,0 +1,60 @@
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Controller from "@reconcile/core/Controller"
+import * as Handler from "@reconcile/core/Handler"
+import { Manager } from "@reconcile/core/Manager"
+import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import type { Predicate } from "@reconcile/core/Predicates"
+import * as Cache from "../Cache.js"
+import type * as KubeController from "../KubeController.js"
+
+const withFilter = <A extends HasMetadata>(
+  predicates: ReadonlyArray<Predicate<A>> | undefined,
+  filter: Predicate<HasMetadata> | undefined
+): ReadonlyArray<Predicate<A>> => [...(predicates ?? []), ...(filter === undefined ? [] : [filter])]
+
+/** @internal */
+export const make = <A extends HasMetadata, E, R, RW>(config: KubeController.Config<A, E, R, RW>) =>
+  Effect.gen(function*() {
+    const cache = yield* Cache.Cache
+    const primary = yield* cache.informer(config.for, config.selection)
+    const watches: Array<Controller.Watch<E, RW>> = [
+      Controller.watch(primary.source, Handler.forObject, ...withFilter(config.forPredicates, config.eventFilter))
+    ]
+    for (const owned of config.owns ?? []) {
+      const informer = yield* cache.informer(owned, { namespace: config.selection?.namespace })
+      watches.push(
+        Controller.watch(
+          informer.source,
+          Handler.forOwner({
+            apiVersion: config.for.apiVersion,
+            kind: config.for.kind,
+            clusterScoped: !config.for.namespaced
+          }),
+          ...withFilter(undefined, config.eventFilter)
+        )
+      )
+    }
+    for (const w of config.watches ?? []) {
+      const informer = yield* cache.informer(w.resource, w.selection)
+      watches.push(Controller.watch(informer.source, Handler.fromMap(w.map), ...withFilter(w.predicates, config.eventFilter)))
+    }
+    const reconcile = "reconcile" in config
+      ? (request: { readonly name: string; readonly namespace: string | undefined }) => {
+        // By object: the current cached state; a key whose object is gone has nothing left to reconcile.
+        const object = primary.store.get(request.name, request.namespace)
+        return object === undefined ? Effect.void : config.reconcile(object)
+      }
+      : config.reconcileRequest
+    return yield* Controller.make({ name: config.name, watches, reconcile, options: config.options })
+  })
+
+/** @internal */
+export const register = <A extends HasMetadata, E, R, RW>(config: KubeController.Config<A, E, R, RW>) =>
+  Effect.gen(function*() {
+    const controller = yield* make(config)
+    const manager = yield* Effect.serviceOption(Manager)
+    if (Option.isSome(manager)) {
+      yield* manager.value.register({ name: controller.name, ready: controller.synced, await: controller.await })
+    }
+  })

@@ -1,0 +1,118 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, TestClock } from "effect"
+import * as Request from "@reconcile/core/Request"
+import * as Cache from "../src/Cache.js"
+import * as KubeController from "../src/KubeController.js"
+import { makeFakeServer, type Obj } from "./fakeServer.js"
+
+const resource = (kind: string, plural: string) => ({ apiVersion: "example.com/v1", kind, plural, namespaced: true }) as
+  Cache.ResourceKey<Obj>
+const Apps = resource("App", "apps")
+const Parts = resource("Part", "parts")
+const Configs = resource("Config", "configs")
+
+const settle = TestClock.adjust(0)
+
+/** A cache over one fake server per resource. */
+const setup = Effect.gen(function*() {
+  const servers = {
+    apps: yield* makeFakeServer,
+    parts: yield* makeFakeServer,
+    configs: yield* makeFakeServer
+  }
+  const cache = yield* Cache.make((r, _selection) => servers[r.plural as keyof typeof servers].listWatch as never)
+  return { servers, cache }
+})
+
+const owner = { apiVersion: "example.com/v1", kind: "App", name: "web", uid: "uid-web", controller: true }
+
+describe("KubeController", () => {
+  it.scoped("reconciles the current cached object; keys whose object is gone are skipped", () =>
+    Effect.gen(function*() {
+      const { cache, servers } = yield* setup
+      const seen: Array<string> = []
+      yield* servers.apps.put("web", 1)
+      yield* KubeController.make({
+        name: "apps-by-object",
+        for: Apps,
+        reconcile: (app: Obj) => Effect.sync(() => void seen.push(`${app.metadata.name}=${app.data}`))
+      }).pipe(Effect.provideService(Cache.Cache, cache))
+      yield* settle
+      yield* servers.apps.put("web", 2)
+      yield* settle
+      yield* servers.apps.remove("web")
+      yield* settle
+      assert.deepStrictEqual(seen, ["web=1", "web=2"], "the delete enqueues the key, whose object is gone: skipped")
+    }))
+
+  it.scoped("owns: a change to an owned object enqueues its controller owner", () =>
+    Effect.gen(function*() {
+      const { cache, servers } = yield* setup
+      const seen: Array<string> = []
+      yield* servers.apps.put("web", 1)
+      yield* KubeController.make({
+        name: "apps-owns",
+        for: Apps,
+        owns: [Parts],
+        reconcileRequest: (req) => Effect.sync(() => void seen.push(Request.key(req)))
+      }).pipe(Effect.provideService(Cache.Cache, cache))
+      yield* settle
+      assert.deepStrictEqual(seen, ["ns/web"])
+      yield* servers.parts.put("web-part", 1, { ownerReferences: [owner] })
+      yield* settle
+      yield* servers.parts.put("orphan", 1)
+      yield* servers.parts.put("other", 1, { ownerReferences: [{ ...owner, kind: "Other", name: "x" }] })
+      yield* settle
+      assert.deepStrictEqual(seen, ["ns/web", "ns/web"], "only controller references of the `for` kind enqueue")
+    }))
+
+  it.scoped("watches: a map function enqueues what it maps to", () =>
+    Effect.gen(function*() {
+      const { cache, servers } = yield* setup
+      const seen: Array<string> = []
+      yield* KubeController.make({
+        name: "apps-watches",
+        for: Apps,
+        watches: [KubeController.watches({
+          resource: Configs,
+          map: (config: Obj) => Effect.succeed([Request.make(`app-of-${config.metadata.name}`, "ns")])
+        })],
+        reconcileRequest: (req) => Effect.sync(() => void seen.push(req.name))
+      }).pipe(Effect.provideService(Cache.Cache, cache))
+      yield* servers.configs.put("settings", 1)
+      yield* settle
+      assert.deepStrictEqual(seen, ["app-of-settings"])
+    }))
+
+  it.scoped("two controllers watching the same kind share one informer and one watch", () =>
+    Effect.gen(function*() {
+      const { cache, servers } = yield* setup
+      const counts = { a: 0, b: 0 }
+      yield* servers.apps.put("web", 1)
+      const layers = Layer.mergeAll(
+        KubeController.layer({ name: "share-a", for: Apps, reconcile: () => Effect.sync(() => void counts.a++) }),
+        KubeController.layer({ name: "share-b", for: Apps, reconcile: () => Effect.sync(() => void counts.b++) })
+      )
+      yield* Layer.build(layers).pipe(Effect.provideService(Cache.Cache, cache))
+      yield* settle
+      assert.strictEqual(yield* cache.informers, 1)
+      assert.strictEqual(servers.apps.watchesOpened, 1)
+      assert.deepStrictEqual(counts, { a: 1, b: 1 }, "each controller got the existing object (late subscriber)")
+    }))
+
+  it.scoped("eventFilter applies to every source", () =>
+    Effect.gen(function*() {
+      const { cache, servers } = yield* setup
+      const seen: Array<string> = []
+      yield* KubeController.make({
+        name: "apps-filtered",
+        for: Apps,
+        eventFilter: (e) => e.object.metadata?.name !== "ignored",
+        reconcileRequest: (req) => Effect.sync(() => void seen.push(req.name))
+      }).pipe(Effect.provideService(Cache.Cache, cache))
+      yield* servers.apps.put("ignored", 1)
+      yield* servers.apps.put("kept", 1)
+      yield* settle
+      assert.deepStrictEqual(seen, ["kept"])
+    }))
+})

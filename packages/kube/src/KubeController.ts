@@ -115,9 +115,14 @@ export type Config<A extends HasMetadata, E, R, RW> = ByObject<A, E, R, RW> | By
  * @since 0.1.0
  * @category constructors
  */
-export const make: <A extends HasMetadata, E, R, RW>(
-  config: Config<A, E, R, RW>
-) => Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope> = internal.make
+export const make: {
+  <A extends HasMetadata, E = never, R = never, RW = never>(
+    config: ByObject<A, E, R, RW>
+  ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope>
+  <A extends HasMetadata, E = never, R = never, RW = never>(
+    config: ByRequest<A, E, R, RW>
+  ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope>
+} = internal.make
 
 /**
  * A Layer running the controller, registered with the `Manager` when one is provided.
@@ -125,6 +130,13 @@ export const make: <A extends HasMetadata, E, R, RW>(
  * @since 0.1.0
  * @category layers
  */
-export const layer = <A extends HasMetadata, E, R, RW>(
+export const layer: {
+  <A extends HasMetadata, E = never, R = never, RW = never>(
+    config: ByObject<A, E, R, RW>
+  ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
+  <A extends HasMetadata, E = never, R = never, RW = never>(
+    config: ByRequest<A, E, R, RW>
+  ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
+} = <A extends HasMetadata, E, R, RW>(
   config: Config<A, E, R, RW>
 ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>> => Layer.scopedDiscard(internal.register(config))

@@ -1,9 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
+import type { ObjectMeta } from "@reconcile/core/ObjectMeta"
 import * as OwnerReference from "../src/OwnerReference.js"
 
 const owner = (name: string, uid: string) => ({ apiVersion: "example.com/v1", kind: "WebApp", metadata: { name, uid } })
-const deployment = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "default" } }
+const deployment: { readonly apiVersion: string; readonly kind: string; readonly metadata: ObjectMeta } = {
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "web", namespace: "default" }
+}
 
 describe("OwnerReference", () => {
   it("setControllerReference adds a controller reference", () => {

@@ -34,6 +34,8 @@ const scripted = (
   return { calls, listWatch }
 }
 
+const events = (...es: Array<Watcher.RawEvent<Obj>>) => Stream.fromIterable(es)
+
 const page = (items: ReadonlyArray<Obj>, resourceVersion: string, cont?: string) =>
   Effect.succeed<Watcher.ListPage<Obj>>({ items, resourceVersion, continue: cont })
 
@@ -64,7 +66,7 @@ describe("Watcher", () => {
     Effect.gen(function*() {
       const { calls, listWatch } = scripted(
         [page([obj("a", 1), obj("b", 2)], "", "c1"), page([obj("c", 3)], "10")],
-        [Stream.make({ _tag: "Added", object: obj("d", 11) }, { _tag: "Deleted", object: obj("a", 12) })]
+        [events({ _tag: "Added", object: obj("d", 11) }, { _tag: "Deleted", object: obj("a", 12) })]
       )
       const { seen } = yield* collect(listWatch, { pageSize: 2, jitter: 0 })
       assert.deepStrictEqual(seen, [
@@ -88,7 +90,7 @@ describe("Watcher", () => {
     Effect.gen(function*() {
       const { calls, listWatch } = scripted(
         [page([], "5")],
-        [Stream.make({ _tag: "Bookmark", resourceVersion: "40" })]
+        [events({ _tag: "Bookmark", resourceVersion: "40" })]
       )
       const { seen } = yield* collect(listWatch)
       assert.deepStrictEqual(seen, ["Init", "InitDone@5"])
@@ -99,7 +101,7 @@ describe("Watcher", () => {
     Effect.gen(function*() {
       const { calls, listWatch } = scripted(
         [page([obj("a", 1)], "5"), page([obj("b", 9)], "9")],
-        [Stream.make({ _tag: "Error", error: gone })]
+        [events({ _tag: "Error", error: gone })]
       )
       const { seen } = yield* collect(listWatch)
       assert.deepStrictEqual(seen, ["Init", "InitApply:a@1", "InitDone@5", "Init", "InitApply:b@9", "InitDone@9"])
@@ -130,10 +132,10 @@ describe("Watcher", () => {
 
   it.scoped("errors back off 800 ms → 30 s, doubling; the backoff resets after progress", () =>
     Effect.gen(function*() {
-      const failures = Array.from({ length: 7 }, () => Stream.fail(serverError))
+      const failures = Array.from({ length: 7 }, (): Stream.Stream<Watcher.RawEvent<Obj>, KubeError.KubeError> => Stream.fail(serverError))
       const { calls, listWatch } = scripted(
         [page([], "1")],
-        [...failures, Stream.make({ _tag: "Added", object: obj("x", 2) }), Stream.fail(serverError)]
+        [...failures, events({ _tag: "Added", object: obj("x", 2) }), Stream.fail(serverError)]
       )
       yield* collect(listWatch)
       const watchTimes: Array<number> = []
@@ -175,7 +177,7 @@ describe("Watcher", () => {
     Effect.gen(function*() {
       const decode = new KubeError.Decode({ raw: "{not json", issue: "Unexpected token" })
       const { listWatch } = scripted([page([], "1")], [
-        Stream.make(
+        events(
           { _tag: "Added", object: obj("a", 2) },
           { _tag: "Undecodable", error: decode },
           { _tag: "Modified", object: obj("a", 3) }

@@ -26,6 +26,8 @@ export interface Obj {
 
 type Change = { readonly type: "Added" | "Modified" | "Deleted"; readonly object: Obj; readonly rv: number }
 
+const typed = (stream: Stream.Stream<Watcher.RawEvent<Obj>, KubeError.KubeError>) => stream
+
 export const makeFakeServer = Effect.gen(function*() {
   const objects = new Map<string, Obj>()
   const history: Array<Change> = []
@@ -87,10 +89,10 @@ export const makeFakeServer = Effect.gen(function*() {
         Stream.unwrapScoped(Effect.gen(function*() {
           if (failNext) {
             failNext = false
-            return Stream.fail(serverError())
+            return typed(Stream.fail(serverError()))
           }
           const from = Number(options.resourceVersion)
-          if (from < compactedBefore) return Stream.fail(gone())
+          if (from < compactedBefore) return typed(Stream.fail(gone()))
           watchesOpened++
           const subscription = yield* PubSub.subscribe(live)
           const past = history.filter((c) => c.rv > from)
@@ -98,10 +100,10 @@ export const makeFakeServer = Effect.gen(function*() {
           const lastPast = past.length === 0 ? from : past[past.length - 1]!.rv
           const future = Stream.fromQueue(subscription).pipe(
             Stream.takeWhile((c) => c !== "drop"),
-            Stream.filter((c): c is Change => c !== "drop" && c.rv > lastPast),
+            Stream.filter((c) => c.rv > lastPast),
             Stream.map(toEvent)
           )
-          return Stream.concat(Stream.fromIterable(past.map(toEvent)), future)
+          return typed(Stream.concat(Stream.fromIterable(past.map(toEvent)), future))
         }))
     } satisfies Watcher.ListWatch<Obj>
   }

@@ -1,0 +1,312 @@
+/**
+ * Resource descriptors: paths, decoding of built-ins and custom resources, and CRD manifests from Schemas.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, Exit, FastCheck, Schema } from "effect"
+import type { ObjectMeta } from "@reconcile/core"
+import * as Kube from "../src/Kube.js"
+import * as Resource from "../src/Resource.js"
+import { kubeLayer, makeEnv } from "./support/env.js"
+import { structuralIssues } from "./support/structural.js"
+
+const Port = Schema.Struct({
+  name: Schema.String,
+  port: Schema.Int.pipe(Schema.between(1, 65535))
+}).annotations({ identifier: "Port", description: "a named port" })
+
+export const WebAppSpec = Schema.Struct({
+  image: Schema.String.pipe(Schema.minLength(1)),
+  replicas: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  ports: Schema.optionalWith(Schema.Array(Port), { default: () => [] }),
+  mode: Schema.optional(Schema.Literal("rolling", "recreate")),
+  labels: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  startAt: Schema.optional(Schema.Date),
+  weight: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.greaterThan(0)))),
+  target: Schema.optional(Schema.Union(Schema.Int, Schema.String)),
+  extra: Schema.optional(Schema.Unknown),
+  strategy: Schema.optional(Schema.Union(
+    Schema.TaggedStruct("Canary", { percent: Schema.Int }),
+    Schema.TaggedStruct("BlueGreen", { preview: Schema.Boolean })
+  )),
+  pair: Schema.optional(Schema.Tuple(Schema.String, Schema.Number))
+})
+
+export const WebAppStatus = Schema.Struct({
+  readyReplicas: Schema.optional(Schema.Int),
+  conditions: Schema.optional(Schema.Array(Schema.Struct({ type: Schema.String, status: Schema.String })))
+})
+
+export const WebApp = Resource.custom({
+  group: "example.com",
+  version: "v1",
+  kind: "WebApp",
+  plural: "webapps",
+  shortNames: ["wa"],
+  scope: "Namespaced",
+  spec: WebAppSpec,
+  status: WebAppStatus
+})
+
+const Gadget = Resource.custom({
+  group: "example.com",
+  version: "v1alpha1",
+  kind: "Gadget",
+  plural: "gadgets",
+  scope: "Cluster",
+  spec: Schema.Struct({ size: Schema.Number })
+})
+
+describe("Resource paths", () => {
+  it("core, grouped, namespaced, cluster-scoped, subresources", () => {
+    assert.strictEqual(Resource.ConfigMap.path(), "/api/v1/configmaps")
+    assert.strictEqual(Resource.ConfigMap.path({ namespace: "ns" }), "/api/v1/namespaces/ns/configmaps")
+    assert.strictEqual(Resource.ConfigMap.path({ namespace: "ns", name: "a" }), "/api/v1/namespaces/ns/configmaps/a")
+    assert.strictEqual(
+      Resource.Deployment.path({ namespace: "ns", name: "web", subresource: "status" }),
+      "/apis/apps/v1/namespaces/ns/deployments/web/status"
+    )
+    assert.strictEqual(Resource.Namespace.path({ namespace: "ignored", name: "kube-system" }), "/api/v1/namespaces/kube-system")
+    assert.strictEqual(Resource.Lease.path({ namespace: "kube-system" }), "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases")
+    assert.strictEqual(Resource.EventsV1Event.apiVersion, "events.k8s.io/v1")
+    assert.strictEqual(Resource.Event.apiVersion, "v1")
+    assert.strictEqual(
+      Resource.CustomResourceDefinition.path({ name: "webapps.example.com" }),
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/webapps.example.com"
+    )
+    assert.strictEqual(WebApp.path({ namespace: "a b", name: "x/y" }), "/apis/example.com/v1/namespaces/a%20b/webapps/x%2Fy")
+    assert.strictEqual(Gadget.path({ namespace: "ns", name: "g" }), "/apis/example.com/v1alpha1/gadgets/g")
+    assert.isTrue(Resource.isCustom(WebApp))
+    assert.isFalse(Resource.isCustom(Resource.Pod))
+  })
+
+  it.prop("paths of names round-trip through URL decoding", [FastCheck.string({ minLength: 1 })], ([name]) => {
+    const path = Resource.ConfigMap.path({ namespace: "ns", name })
+    const last = path.split("/").pop()!
+    assert.strictEqual(decodeURIComponent(last), name)
+  })
+
+  it("built-in and custom objects satisfy core's HasMetadata", () => {
+    const meta = (o: ObjectMeta.HasMetadata) => o.metadata?.name
+    const cm: Resource.ConfigMap = { metadata: { name: "x", creationTimestamp: "2024-01-01T00:00:00Z" } }
+    assert.strictEqual(meta(cm), "x")
+    const app: Resource.Type<typeof WebApp> = {
+      apiVersion: "example.com/v1",
+      kind: "WebApp",
+      metadata: { name: "w" },
+      spec: { image: "nginx", ports: [] }
+    }
+    assert.strictEqual(meta(app), "w")
+  })
+})
+
+describe("Resource decoding", () => {
+  it.effect("built-ins: objects pass (list items get apiVersion/kind), other values are Decode errors", () =>
+    Effect.gen(function*() {
+      const item = yield* Resource.ConfigMap.decode({ metadata: { name: "a" }, data: { k: "v" } })
+      assert.strictEqual(item.kind, "ConfigMap")
+      assert.strictEqual(item.apiVersion, "v1")
+      for (const bad of [null, 42, "x", [1], { kind: "Secret" }, { apiVersion: "apps/v1", kind: "ConfigMap" }, { metadata: 3 }]) {
+        const exit = yield* Effect.exit(Resource.ConfigMap.decode(bad))
+        assert(Exit.isFailure(exit) && exit.cause._tag === "Fail", JSON.stringify(bad))
+        assert.strictEqual(exit.cause.error._tag, "Decode")
+        assert.strictEqual(exit.cause.error.kind, "ConfigMap")
+      }
+    }))
+
+  it.effect("Secrets: undecodable text is redacted", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Resource.Secret.decode({ kind: "Other", data: { password: "aHVudGVyMg==" } }))
+      assert(Exit.isFailure(exit) && exit.cause._tag === "Fail")
+      assert.notInclude(exit.cause.error.raw, "aHVudGVyMg")
+      assert.notInclude(exit.cause.error.message, "aHVudGVyMg")
+    }))
+
+  it.effect("custom: spec and status are decoded by their Schemas; failures name the object and field", () =>
+    Effect.gen(function*() {
+      const ok = yield* WebApp.decode({
+        apiVersion: "example.com/v1",
+        kind: "WebApp",
+        metadata: { name: "w", namespace: "ns" },
+        spec: { image: "nginx", startAt: "2024-05-01T00:00:00.000Z" },
+        status: { readyReplicas: 2 }
+      })
+      assert.deepStrictEqual(ok.spec.ports, [])
+      assert.instanceOf(ok.spec.startAt, Date)
+      assert.strictEqual(ok.status?.readyReplicas, 2)
+      const bad = yield* Effect.exit(WebApp.decode({
+        kind: "WebApp",
+        metadata: { name: "w", namespace: "ns" },
+        spec: { image: "nginx", replicas: "three" }
+      }))
+      assert(Exit.isFailure(bad) && bad.cause._tag === "Fail")
+      const error = bad.cause.error
+      assert.strictEqual(error._tag, "Decode")
+      assert.include(error.message, "ns/w")
+      assert.include(error.message, "spec: replicas")
+      assert.include(error.raw, "three")
+      const badStatus = yield* Effect.exit(WebApp.decode({
+        metadata: { name: "w" },
+        spec: { image: "nginx" },
+        status: { readyReplicas: 1.5 }
+      }))
+      assert(Exit.isFailure(badStatus) && badStatus.cause._tag === "Fail")
+      assert.include(badStatus.cause.error.message, "status: readyReplicas")
+    }))
+
+  it.effect("custom: encode writes the Schema's encoded form", () =>
+    Effect.gen(function*() {
+      const encoded = yield* WebApp.encode({
+        apiVersion: "example.com/v1",
+        kind: "WebApp",
+        metadata: { name: "w" },
+        spec: { image: "nginx", ports: [], startAt: new Date("2024-05-01T00:00:00.000Z") }
+      })
+      assert.deepStrictEqual((encoded as { spec: unknown }).spec, {
+        image: "nginx",
+        ports: [],
+        startAt: "2024-05-01T00:00:00.000Z"
+      })
+    }))
+})
+
+describe("Resource.crdManifest", () => {
+  it("names, scope, version, status subresource", () => {
+    const crd = Resource.crdManifest(WebApp)
+    assert.strictEqual(crd.metadata?.name, "webapps.example.com")
+    assert.strictEqual(crd.spec.scope, "Namespaced")
+    assert.deepStrictEqual(crd.spec.names, {
+      kind: "WebApp",
+      listKind: "WebAppList",
+      plural: "webapps",
+      singular: "webapp",
+      shortNames: ["wa"]
+    })
+    const version = crd.spec.versions[0]!
+    assert.strictEqual(version.name, "v1")
+    assert.deepStrictEqual(version.subresources, { status: {} })
+    assert.isUndefined(Resource.crdManifest(Gadget).spec.versions[0]!.subresources)
+    assert.strictEqual(Resource.crdManifest(Gadget).spec.scope, "Cluster")
+  })
+
+  it("openAPIV3Schema is structural and says what the Schema says", () => {
+    const schema = Resource.crdManifest(WebApp).spec.versions[0]!.schema!.openAPIV3Schema as Record<string, any>
+    assert.deepStrictEqual(structuralIssues(schema), [])
+    const spec = schema.properties.spec
+    assert.deepStrictEqual(spec.required, ["image"])
+    assert.deepStrictEqual(spec.properties.image, {
+      type: "string",
+      minLength: 1,
+      description: "a string at least 1 character(s) long"
+    })
+    assert.strictEqual(spec.properties.replicas.type, "integer")
+    assert.strictEqual(spec.properties.replicas.minimum, 0)
+    assert.strictEqual(spec.properties.ports.items.type, "object")
+    assert.deepStrictEqual(spec.properties.ports.items.required, ["name", "port"])
+    assert.strictEqual(spec.properties.ports.items.description, "a named port")
+    assert.include(spec.properties.ports.items.properties.port, { type: "integer", minimum: 1, maximum: 65535 })
+    assert.deepStrictEqual(spec.properties.mode, { type: "string", enum: ["rolling", "recreate"] })
+    assert.deepStrictEqual(spec.properties.labels, { type: "object", additionalProperties: { type: "string" } })
+    assert.strictEqual(spec.properties.startAt.type, "string")
+    assert.include(spec.properties.weight, { type: "number", nullable: true, minimum: 0, exclusiveMinimum: true })
+    assert.deepStrictEqual(spec.properties.target, { "x-kubernetes-int-or-string": true })
+    assert.deepStrictEqual(spec.properties.extra, { "x-kubernetes-preserve-unknown-fields": true })
+    assert.deepStrictEqual(spec.properties.strategy.properties._tag, { type: "string", enum: ["Canary", "BlueGreen"] })
+    assert.deepStrictEqual(spec.properties.strategy.required, ["_tag"])
+    assert.strictEqual(spec.properties.pair.type, "array")
+    assert.strictEqual(schema.properties.status.properties.conditions.items.properties.type.type, "string")
+  })
+
+  it("recursive, class and transformed Schemas still give structural schemas", () => {
+    interface Tree {
+      readonly name: string
+      readonly children: ReadonlyArray<Tree>
+    }
+    const Tree: Schema.Schema<Tree> = Schema.Struct({
+      name: Schema.String,
+      children: Schema.Array(Schema.suspend(() => Tree))
+    }).annotations({ identifier: "Tree" })
+    class Limits extends Schema.Class<Limits>("Limits")({ cpu: Schema.NumberFromString, memory: Schema.String }) {}
+    const Odd = Resource.custom({
+      group: "example.com",
+      version: "v1",
+      kind: "Odd",
+      plural: "odds",
+      scope: "Namespaced",
+      spec: Schema.Struct({
+        tree: Tree,
+        limits: Limits,
+        trimmed: Schema.Trim,
+        big: Schema.BigInt,
+        opt: Schema.OptionFromNullOr(Schema.String),
+        either: Schema.Union(Schema.String, Schema.Struct({ a: Schema.Number }))
+      })
+    })
+    const schema = Resource.crdManifest(Odd).spec.versions[0]!.schema!.openAPIV3Schema as Record<string, any>
+    assert.deepStrictEqual(structuralIssues(schema), [])
+    assert.strictEqual(schema.properties.spec.properties.tree.properties.children.type, "array")
+    assert.strictEqual(schema.properties.spec.properties.limits.properties.cpu.type, "string")
+  })
+
+  it.prop(
+    "manifests of generated struct Schemas are structural",
+    [FastCheck.array(FastCheck.constantFrom(
+      Schema.String,
+      Schema.Number,
+      Schema.Int,
+      Schema.Boolean,
+      Schema.Array(Schema.String),
+      Schema.Literal("a", "b"),
+      Schema.NullOr(Schema.Int),
+      Schema.Record({ key: Schema.String, value: Schema.Number }),
+      Schema.Struct({ x: Schema.String }),
+      Schema.Unknown,
+      Schema.Union(Schema.Int, Schema.String),
+      Schema.Tuple(Schema.String),
+      Schema.DateFromString
+    ) as FastCheck.Arbitrary<Schema.Schema<any, any>>, { maxLength: 8 })],
+    ([fields]) => {
+      const spec = Schema.Struct(Object.fromEntries(fields.map((s, i) => [`f${i}`, i % 2 === 0 ? s : Schema.optional(s)])))
+      const r = Resource.custom({ group: "g.io", version: "v1", kind: "K", plural: "ks", scope: "Cluster", spec })
+      const schema = Resource.crdManifest(r).spec.versions[0]!.schema!.openAPIV3Schema as Record<string, any>
+      assert.deepStrictEqual(structuralIssues(schema), [])
+    }
+  )
+})
+
+const env = makeEnv()
+
+layer(env.layer)("Resource against TestApiServer", (it) => {
+  it.effect("the generated CRD is accepted and its kind is then served", () =>
+    Effect.gen(function*() {
+      const kube = yield* Kube.Kube
+      const crd = Resource.crdManifest(WebApp)
+      yield* kube.request({ method: "POST", path: Resource.CustomResourceDefinition.path(), body: crd })
+      const created = yield* kube.request({
+        method: "POST",
+        path: WebApp.path({ namespace: "default" }),
+        body: yield* WebApp.encode({
+          apiVersion: WebApp.apiVersion,
+          kind: WebApp.kind,
+          metadata: { name: "served" },
+          spec: { image: "nginx:1", ports: [{ name: "http", port: 80 }] }
+        })
+      })
+      const app = yield* WebApp.decode(created)
+      assert.strictEqual(app.metadata.name, "served")
+      assert.deepStrictEqual(app.spec.ports, [{ name: "http", port: 80 }])
+      const viaShortName = yield* kube.request({ method: "GET", path: "/apis/example.com/v1" })
+      const names = (viaShortName as { resources: Array<{ name: string; shortNames?: Array<string> }> }).resources
+      assert.deepStrictEqual(names.find((r) => r.name === "webapps")?.shortNames, ["wa"])
+      // a spec the Schema rejects (the server does not validate it) is a Decode error on read
+      yield* kube.request({
+        method: "POST",
+        path: WebApp.path({ namespace: "default" }),
+        body: { apiVersion: "example.com/v1", kind: "WebApp", metadata: { name: "broken" }, spec: { image: 7 } }
+      })
+      const raw = yield* kube.request({ method: "GET", path: WebApp.path({ namespace: "default", name: "broken" }) })
+      const decoded = yield* Effect.exit(WebApp.decode(raw))
+      assert(Exit.isFailure(decoded) && decoded.cause._tag === "Fail")
+      assert.strictEqual(decoded.cause.error._tag, "Decode")
+      assert.include(decoded.cause.error.issue, "default/broken: spec: image")
+    }).pipe(Effect.provide(kubeLayer())))
+})

@@ -14,25 +14,12 @@ import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Source } from "@reconcile/core/Source"
+import * as Layer from "effect/Layer"
 import type * as Informer from "./Informer.js"
 import * as internal from "./internal/cache.js"
+import type * as KubeClient from "./KubeClient.js"
+import type * as Resource from "./Resource.js"
 import type * as Watcher from "./Watcher.js"
-
-/**
- * What the cache needs to know of a resource to key and start an informer
- * (every `Resource` descriptor has these fields).
- *
- * @since 0.1.0
- * @category models
- */
-export interface ResourceKey<A> {
-  readonly apiVersion: string
-  readonly kind: string
-  readonly plural: string
-  readonly namespaced: boolean
-  /** Phantom: the decoded object type. */
-  readonly _A?: (_: never) => A
-}
 
 /**
  * Which objects of a resource an informer holds.
@@ -53,7 +40,7 @@ export interface Selection {
  * @since 0.1.0
  * @category models
  */
-export type ListWatchFor = <A extends HasMetadata>(resource: ResourceKey<A>, selection: Selection) => Watcher.ListWatch<A>
+export type ListWatchFor = <A extends HasMetadata>(resource: Resource.Resource<A>, selection: Selection) => Watcher.ListWatch<A>
 
 /**
  * Cache options.
@@ -85,11 +72,11 @@ export declare namespace Cache {
   export interface Service {
     /** The shared informer for `resource` and `selection`, started on first use. */
     readonly informer: <A extends HasMetadata>(
-      resource: ResourceKey<A>,
+      resource: Resource.Resource<A>,
       selection?: Selection
     ) => Effect.Effect<Informer.Informer<A>>
     /** A Kind source for controllers (late subscribers get existing objects as initial creates). */
-    readonly source: <A extends HasMetadata>(resource: ResourceKey<A>, selection?: Selection) => Effect.Effect<Source<A>>
+    readonly source: <A extends HasMetadata>(resource: Resource.Resource<A>, selection?: Selection) => Effect.Effect<Source<A>>
     /** Completes when every informer started so far has synced. */
     readonly waitForSync: Effect.Effect<void>
     /** Number of informers (each one list+watch connection). */
@@ -107,9 +94,32 @@ export const make: (listWatchFor: ListWatchFor, options?: Options) => Effect.Eff
   internal.make
 
 /**
+ * The list/watch calls of `client` for a resource and selection: what the
+ * cache's informers (and any standalone `Watcher`) run on.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const listWatch: <A extends HasMetadata>(
+  client: KubeClient.KubeClient.Service,
+  resource: Resource.Resource<A>,
+  selection?: Selection
+) => Watcher.ListWatch<A> = internal.listWatch
+
+/**
+ * A Layer providing the cache over the `KubeClient`. Resources given to the
+ * cache must be `Resource` descriptors.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options?: Options): Layer.Layer<Cache, never, KubeClient.KubeClient> =>
+  Layer.scoped(Cache, internal.fromClient(options))
+
+/**
  * The key identifying an informer: resource and selection.
  *
  * @since 0.1.0
  * @category utils
  */
-export const informerKey: (resource: ResourceKey<any>, selection?: Selection) => string = internal.informerKey
+export const informerKey: (resource: Resource.Resource<any>, selection?: Selection) => string = internal.informerKey

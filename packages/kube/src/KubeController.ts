@@ -39,6 +39,7 @@ import type * as Reconcile from "@reconcile/core/Reconcile"
 import type * as Request from "@reconcile/core/Request"
 import type * as Cache from "./Cache.js"
 import * as internal from "./internal/kubeController.js"
+import type * as Resource from "./Resource.js"
 
 /**
  * A watched resource with a map function (controller-runtime's `Watches` with
@@ -48,7 +49,7 @@ import * as internal from "./internal/kubeController.js"
  * @category models
  */
 export interface Watches<B extends HasMetadata, E = never, R = never> {
-  readonly resource: Cache.ResourceKey<B>
+  readonly resource: Resource.Resource<B>
   readonly selection?: Cache.Selection | undefined
   /** Maps an object (old and new on updates) to the requests it should enqueue. */
   readonly map: (object: B) => Effect.Effect<Iterable<Request.Request>, E, R>
@@ -67,13 +68,13 @@ interface Common<A extends HasMetadata, E, RW> {
   /** The controller name (metrics, logs, queue, field manager). */
   readonly name: string
   /** The primary resource. */
-  readonly for: Cache.ResourceKey<A>
+  readonly for: Resource.Resource<A>
   /** Which objects of `for` to watch (namespace, selectors). */
   readonly selection?: Cache.Selection | undefined
   /** Predicates for the primary resource's events only. */
   readonly forPredicates?: ReadonlyArray<Predicate<A>> | undefined
   /** Resources controlled by `for` objects (through controller owner references). */
-  readonly owns?: ReadonlyArray<Cache.ResourceKey<any>> | undefined
+  readonly owns?: ReadonlyArray<Resource.Resource<any>> | undefined
   /** Other resources, mapped to requests. */
   readonly watches?: ReadonlyArray<Watches<any, E, RW>> | undefined
   /** A predicate for the events of every source (controller-runtime's `WithEventFilter`). */

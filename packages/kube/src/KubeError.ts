@@ -433,7 +433,7 @@ export const isKubeError = (u: unknown): u is KubeError => Predicate.hasProperty
  * ```ts
  * import { KubeError } from "@reconcile/kube"
  *
- * const e = KubeError.fromStatus({ kind: "Status", code: 404, reason: "NotFound", message: "configmaps \"x\" not found" })
+ * const e = KubeError.fromStatus({ code: 404, reason: "NotFound", message: "configmaps \"x\" not found" })
  * // e._tag === "NotFound"
  * ```
  *

@@ -43,6 +43,8 @@ export interface ListPage<A> {
   readonly items: ReadonlyArray<A>
   readonly resourceVersion: string
   readonly continue?: string | undefined
+  /** Items that did not decode: reported and skipped by the watcher. */
+  readonly undecodable?: ReadonlyArray<KubeError.Decode> | undefined
 }
 
 /**

@@ -3,10 +3,11 @@ import { Effect, Layer, TestClock } from "effect"
 import * as Request from "@reconcile/core/Request"
 import * as Cache from "../src/Cache.js"
 import * as KubeController from "../src/KubeController.js"
+import * as Resource from "../src/Resource.js"
 import { makeFakeServer, type Obj } from "./fakeServer.js"
 
-const resource = (kind: string, plural: string) => ({ apiVersion: "example.com/v1", kind, plural, namespaced: true }) as
-  Cache.ResourceKey<Obj>
+const resource = (kind: string, plural: string) =>
+  Resource.make<Obj>({ group: "example.com", version: "v1", kind, plural, namespaced: true })
 const Apps = resource("App", "apps")
 const Parts = resource("Part", "parts")
 const Configs = resource("Config", "configs")

@@ -4,10 +4,13 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type * as Cache from "../Cache.js"
 import type * as Informer from "../Informer.js"
+import * as KubeClient from "../KubeClient.js"
+import type * as Resource from "../Resource.js"
+import type * as Watcher from "../Watcher.js"
 import * as internalInformer from "./informer.js"
 
 /** @internal */
-export const informerKey = (resource: Cache.ResourceKey<any>, selection: Cache.Selection = {}): string =>
+export const informerKey = (resource: Resource.Resource<any>, selection: Cache.Selection = {}): string =>
   [
     resource.apiVersion,
     resource.plural,
@@ -15,6 +18,34 @@ export const informerKey = (resource: Cache.ResourceKey<any>, selection: Cache.S
     selection.labelSelector ?? "",
     selection.fieldSelector ?? ""
   ].join("|")
+
+/** @internal */
+export const listWatch = <A extends HasMetadata>(
+  client: KubeClient.KubeClient.Service,
+  resource: Resource.Resource<A>,
+  selection: Cache.Selection = {}
+): Watcher.ListWatch<A> => {
+  const select = {
+    namespace: selection.namespace,
+    labelSelector: selection.labelSelector,
+    fieldSelector: selection.fieldSelector
+  }
+  const parts = [`${resource.apiVersion}/${resource.plural}`]
+  if (selection.namespace !== undefined) parts.push(`in ${selection.namespace}`)
+  if (selection.labelSelector !== undefined) parts.push(`labels ${selection.labelSelector}`)
+  if (selection.fieldSelector !== undefined) parts.push(`fields ${selection.fieldSelector}`)
+  return {
+    name: parts.join(" "),
+    list: (options) => client.list(resource, { ...select, limit: options.limit, continue: options.continue }),
+    watch: (options) => client.watch(resource, { ...select, ...options }),
+    resourceVersion: (object) => object.metadata?.resourceVersion
+  }
+}
+
+/** @internal */
+export const fromClient = (options?: Cache.Options) =>
+  Effect.flatMap(KubeClient.KubeClient, (client) =>
+    make((resource, selection) => listWatch(client, resource, selection), options))
 
 /** @internal */
 export const make = (
@@ -25,7 +56,7 @@ export const make = (
     const scope = yield* Effect.scope
     const informers = yield* SynchronizedRef.make(new Map<string, Informer.Informer<any>>())
 
-    const informer = <A extends HasMetadata>(resource: Cache.ResourceKey<A>, selection: Cache.Selection = {}) =>
+    const informer = <A extends HasMetadata>(resource: Resource.Resource<A>, selection: Cache.Selection = {}) =>
       SynchronizedRef.modifyEffect(informers, (map) => {
         const key = informerKey(resource, selection)
         const existing = map.get(key)

@@ -64,6 +64,14 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
         yield* Effect.sleep(Duration.millis(delay))
       })
 
+    const skipUndecodable = (error: KubeError.Decode) =>
+      Effect.zipRight(
+        Metric.increment(Metric.tagged(undecodableTotal, "watch", tags.watch)),
+        Effect.logWarning("skipping an object that does not decode").pipe(
+          Effect.annotateLogs({ ...tags, issue: error.issue })
+        )
+      )
+
     const relist = Effect.zipRight(
       Metric.increment(Metric.tagged(relistsTotal, "watch", tags.watch)),
       Effect.sync(() => {
@@ -83,6 +91,7 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
           Effect.mapError((error): KubeError.KubeError | Relist =>
             error._tag === "Gone" && cursor !== undefined ? new Relist() : error
           ),
+          Effect.tap((page) => Effect.forEach(page.undecodable ?? [], skipUndecodable, { discard: true })),
           Effect.map((page) => {
             const next = page.continue === undefined || page.continue === "" ? undefined : page.continue
             if (next === undefined) state.resourceVersion = page.resourceVersion
@@ -126,15 +135,7 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
             case "Error":
               return Effect.fail(event.error._tag === "Gone" ? new Relist() : event.error)
             case "Undecodable":
-              return Effect.as(
-                Effect.zipRight(
-                  Metric.increment(Metric.tagged(undecodableTotal, "watch", tags.watch)),
-                  Effect.logWarning("skipping an object that does not decode").pipe(
-                    Effect.annotateLogs({ ...tags, issue: event.error.issue })
-                  )
-                ),
-                []
-              )
+              return Effect.as(skipUndecodable(event.error), [])
           }
         }),
         Stream.flatMap(Stream.fromIterable)

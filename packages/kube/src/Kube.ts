@@ -1,0 +1,209 @@
+/**
+ * The connection to a Kubernetes API server: configuration and HTTP.
+ *
+ * `@kubernetes/client-node`'s `KubeConfig` loads the kubeconfig and computes
+ * the credentials — bearer tokens, token files, exec plugins, OIDC, client
+ * certificates — for every request, so rotated tokens and refreshed exec
+ * credentials are picked up. Requests go through `@effect/platform`'s
+ * `HttpClient` (the Node implementation) with a keep-alive `https.Agent`
+ * holding the cluster's CA and the client certificate. TLS verification is on
+ * unless the kubeconfig says `insecure-skip-tls-verify: true`.
+ *
+ * Failed requests fail with a {@link KubeError.KubeError}. Transient failures
+ * are retried with exponential backoff, a bounded number of times: throttling
+ * (429, after its `Retry-After`) and 503 for every verb; other 5xx, timeouts
+ * and transport errors only for idempotent requests (GET, PUT, server-side
+ * apply). Waits use Effect's `Clock`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { Kube, KubeClient } from "@reconcile/kube"
+ *
+ * // KUBECONFIG, ~/.kube/config, or the in-cluster service account
+ * const Live = KubeClient.layer.pipe(Layer.provide(Kube.layerFromDefault()))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type { KubeConfig } from "@kubernetes/client-node"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as config from "./internal/config.js"
+import * as internal from "./internal/kube.js"
+import type * as KubeError from "./KubeError.js"
+
+/**
+ * The connection to the API server of the current kubeconfig context.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Kube extends Context.Tag("@reconcile/kube/Kube")<Kube, Kube.Service>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace Kube {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** client-node's configuration (loading and authentication). */
+    readonly kubeConfig: KubeConfig
+    /** The API server's base URL, e.g. `https://10.0.0.1:443`. */
+    readonly server: string
+    /** The current context's namespace (`default` when unset). */
+    readonly namespace: string
+    /**
+     * An `HttpClient` that prefixes relative URLs with the server, sends the
+     * credentials client-node computes for each request, and uses the
+     * cluster's TLS settings. Statuses are not checked.
+     */
+    readonly httpClient: HttpClient.HttpClient
+    /**
+     * Sends a request and returns its parsed JSON body; non-2xx answers fail
+     * with the error parsed from their `metav1.Status`. Transient failures
+     * are retried (see the module docs); the request timeout applies to each
+     * attempt.
+     */
+    readonly request: (request: Request) => Effect.Effect<unknown, KubeError.KubeError>
+    /**
+     * Sends a request and streams its body (watches). A non-2xx answer fails
+     * the stream with its error; nothing is retried; the request timeout
+     * applies until the response headers arrive. Pulling applies
+     * backpressure; interrupting aborts the request.
+     */
+    readonly stream: (request: Request) => Stream.Stream<Uint8Array, KubeError.KubeError>
+  }
+}
+
+/**
+ * One API request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Request {
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+  /** The path below the server, e.g. `/api/v1/namespaces/default/configmaps`. */
+  readonly path: string
+  /** Query parameters; `undefined` values are left out. */
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>> | undefined
+  /** Sent as JSON. */
+  readonly body?: unknown
+  /** Default `application/json`; patches set their own. */
+  readonly contentType?: string | undefined
+  /** Whether sending it twice is harmless (default: GET, PUT). Decides which failures are retried. */
+  readonly idempotent?: boolean | undefined
+  /** Overrides the request timeout of {@link Options}. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * Retries of transient failures.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RetryOptions {
+  /** Retries after the first attempt (default 3; 0 disables retries). */
+  readonly times?: number | undefined
+  /** First backoff (default 200 ms), doubled per retry. */
+  readonly base?: Duration.DurationInput | undefined
+  /** Backoff cap (default 10 s). A server's `Retry-After` is honoured as sent. */
+  readonly max?: Duration.DurationInput | undefined
+}
+
+/**
+ * Options of the layers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly retry?: RetryOptions | undefined
+  /** Timeout of one request attempt (default 30 s). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** The `User-Agent` header (default `reconcile/0.1.0`). */
+  readonly userAgent?: string | undefined
+}
+
+/**
+ * The kubeconfig could not be loaded or does not describe a usable cluster.
+ * `source` names the file (or `<string>`, `in-cluster`, `default`), `reason`
+ * says what is wrong; neither ever quotes credentials.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{
+  readonly source: string
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message(): string {
+    return `kubeconfig ${this.source}: ${this.reason}`
+  }
+}
+
+/**
+ * The connection for a loaded `KubeConfig` (its current context). The HTTP
+ * agents are closed with the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  kubeConfig: KubeConfig,
+  options?: Options
+): Effect.Effect<Kube.Service, KubeConfigError, Scope.Scope> =>
+  internal.make({ kubeConfig, source: "<KubeConfig>" }, options ?? {})
+
+/**
+ * Loads the kubeconfig as client-node's `loadFromDefault` does: the files of
+ * `KUBECONFIG` (merged), else `~/.kube/config`, else the in-cluster service
+ * account. Finding none is a {@link KubeConfigError} (client-node would fall
+ * back to `http://localhost:8080`). `KUBECONFIG` and `HOME` are read through
+ * Effect's `Config`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromDefault = (options?: Options): Layer.Layer<Kube, KubeConfigError> =>
+  Layer.scoped(Kube, Effect.flatMap(config.fromDefault, (loaded) => internal.make(loaded, options ?? {})))
+
+/**
+ * Loads the kubeconfig file at `path`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromFile = (path: string, options?: Options): Layer.Layer<Kube, KubeConfigError> =>
+  Layer.scoped(Kube, Effect.flatMap(config.fromFile(path), (loaded) => internal.make(loaded, options ?? {})))
+
+/**
+ * Loads a kubeconfig from its YAML text.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromString = (yaml: string, options?: Options): Layer.Layer<Kube, KubeConfigError> =>
+  Layer.scoped(Kube, Effect.flatMap(config.fromString(yaml), (loaded) => internal.make(loaded, options ?? {})))
+
+/**
+ * Uses an already loaded client-node `KubeConfig` (e.g. with custom
+ * authenticators added).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromKubeConfig = (kubeConfig: KubeConfig, options?: Options): Layer.Layer<Kube, KubeConfigError> =>
+  Layer.scoped(Kube, make(kubeConfig, options))

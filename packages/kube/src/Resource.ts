@@ -1,0 +1,460 @@
+/**
+ * Resource descriptors: what the client needs to talk about a kind — its
+ * group, version, plural and scope (so request paths are built without
+ * discovery round-trips), and how to decode (and encode) its objects.
+ *
+ * Built-in kinds are typed with `@kubernetes/client-node`'s models in their
+ * JSON form ({@link Wire}: timestamps are RFC 3339 strings, as on the wire).
+ * Custom resources are described with effect `Schema`s for `spec` and
+ * `status`: objects are decoded on every read and watch event (a failure is
+ * a typed `KubeError.Decode`), and {@link crdManifest} generates the
+ * `CustomResourceDefinition` with its `openAPIV3Schema` from the same
+ * Schemas.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Resource } from "@reconcile/kube"
+ *
+ * const WebApp = Resource.custom({
+ *   group: "example.com",
+ *   version: "v1",
+ *   kind: "WebApp",
+ *   plural: "webapps",
+ *   scope: "Namespaced",
+ *   spec: Schema.Struct({ image: Schema.String, replicas: Schema.Int }),
+ *   status: Schema.Struct({ readyReplicas: Schema.optional(Schema.Int) })
+ * })
+ * type WebApp = Resource.Type<typeof WebApp>
+ *
+ * const manifest = Resource.crdManifest(WebApp) // kubectl apply -f, or KubeClient.create
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as k8s from "@kubernetes/client-node"
+import type { ObjectMeta } from "@reconcile/core"
+import type * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
+import * as internal from "./internal/resource.js"
+import type * as KubeError from "./KubeError.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = internal.TypeId
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * The JSON form of a client-node model: its `Date` fields are strings (RFC
+ * 3339), as the API server sends them. Objects are used as parsed, unknown
+ * fields included, so a read-modify-write never drops fields the model does
+ * not know.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Wire<T> = T extends Date ? string
+  : T extends ReadonlyArray<infer U> ? Array<Wire<U>>
+  : T extends object ? { [K in keyof T]: Wire<T[K]> }
+  : T
+
+/**
+ * Where a request goes: the namespace (ignored for cluster-scoped kinds), the
+ * object's name and a subresource (`status`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PathOptions {
+  readonly namespace?: string | undefined
+  readonly name?: string | undefined
+  readonly subresource?: string | undefined
+}
+
+/**
+ * A kind the client can read, write and watch.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Resource<A extends ObjectMeta.HasMetadata> {
+  readonly [TypeId]: TypeId
+  /** The API group; `""` for the core group. */
+  readonly group: string
+  readonly version: string
+  readonly kind: string
+  /** The lowercase plural of the URL, e.g. `configmaps`. */
+  readonly plural: string
+  readonly namespaced: boolean
+  /** `v1`, `apps/v1`, `example.com/v1`. */
+  readonly apiVersion: string
+  /** Whether objects hold secrets: undecodable text of them is never kept in errors. */
+  readonly sensitive: boolean
+  /**
+   * The request path: `/api/v1/namespaces/ns/configmaps/name/status`; without
+   * a namespace (or for cluster-scoped kinds) the cluster-wide collection.
+   */
+  readonly path: (options?: PathOptions) => string
+  /** Decodes an object from the API (fills in `apiVersion`/`kind` when a list item lacks them). */
+  readonly decode: (u: unknown) => Effect.Effect<A, KubeError.Decode>
+  /** Encodes an object for the API. */
+  readonly encode: (a: A) => Effect.Effect<unknown, KubeError.Encode>
+}
+
+/**
+ * The object type of a resource.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Type<R> = R extends Resource<infer A> ? A : never
+
+/**
+ * A descriptor for a kind without a built-in one (ReplicaSet, StatefulSet, a
+ * CRD described without Schemas, …). Without `decode`, any JSON object is
+ * accepted as `A`.
+ *
+ * @example
+ * ```ts
+ * import type * as k8s from "@kubernetes/client-node"
+ * import { Resource } from "@reconcile/kube"
+ *
+ * const StatefulSet = Resource.make<Resource.Wire<k8s.V1StatefulSet>>({
+ *   group: "apps", version: "v1", kind: "StatefulSet", plural: "statefulsets", namespaced: true
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: <A extends ObjectMeta.HasMetadata>(options: {
+  readonly group: string
+  readonly version: string
+  readonly kind: string
+  readonly plural: string
+  readonly namespaced: boolean
+  readonly sensitive?: boolean | undefined
+  readonly decode?: ((u: unknown) => Effect.Effect<A, KubeError.Decode>) | undefined
+  readonly encode?: ((a: A) => Effect.Effect<unknown, KubeError.Encode>) | undefined
+}) => Resource<A> = internal.make
+
+/**
+ * `v1` ConfigMap.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ConfigMap = Wire<k8s.V1ConfigMap>
+
+/**
+ * `v1` ConfigMap.
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const ConfigMap: Resource<ConfigMap> = internal.make({
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true
+})
+
+/**
+ * `v1` Secret.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Secret = Wire<k8s.V1Secret>
+
+/**
+ * `v1` Secret (sensitive: its text never appears in errors).
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const Secret: Resource<Secret> = internal.make({
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+  sensitive: true
+})
+
+/**
+ * `v1` Service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Service = Wire<k8s.V1Service>
+
+/**
+ * `v1` Service.
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const Service: Resource<Service> = internal.make({
+  group: "",
+  version: "v1",
+  kind: "Service",
+  plural: "services",
+  namespaced: true
+})
+
+/**
+ * `apps/v1` Deployment.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Deployment = Wire<k8s.V1Deployment>
+
+/**
+ * `apps/v1` Deployment.
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const Deployment: Resource<Deployment> = internal.make({
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  plural: "deployments",
+  namespaced: true
+})
+
+/**
+ * `v1` Pod.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Pod = Wire<k8s.V1Pod>
+
+/**
+ * `v1` Pod.
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const Pod: Resource<Pod> = internal.make({
+  group: "",
+  version: "v1",
+  kind: "Pod",
+  plural: "pods",
+  namespaced: true
+})
+
+/**
+ * `v1` Namespace.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Namespace = Wire<k8s.V1Namespace>
+
+/**
+ * `v1` Namespace (cluster-scoped).
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const Namespace: Resource<Namespace> = internal.make({
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false
+})
+
+/**
+ * `coordination.k8s.io/v1` Lease.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Lease = Wire<k8s.V1Lease>
+
+/**
+ * `coordination.k8s.io/v1` Lease (leader election).
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const Lease: Resource<Lease> = internal.make({
+  group: "coordination.k8s.io",
+  version: "v1",
+  kind: "Lease",
+  plural: "leases",
+  namespaced: true
+})
+
+/**
+ * `v1` Event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Event = Wire<k8s.CoreV1Event>
+
+/**
+ * `v1` Event (the core group's; what `kubectl describe` shows).
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const Event: Resource<Event> = internal.make({
+  group: "",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true
+})
+
+/**
+ * `events.k8s.io/v1` Event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type EventsV1Event = Wire<k8s.EventsV1Event>
+
+/**
+ * `events.k8s.io/v1` Event (what client-go's new event recorder writes).
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const EventsV1Event: Resource<EventsV1Event> = internal.make({
+  group: "events.k8s.io",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true
+})
+
+/**
+ * `apiextensions.k8s.io/v1` CustomResourceDefinition.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CustomResourceDefinition = Wire<k8s.V1CustomResourceDefinition>
+
+/**
+ * `apiextensions.k8s.io/v1` CustomResourceDefinition (cluster-scoped).
+ *
+ * @since 0.1.0
+ * @category built-ins
+ */
+export const CustomResourceDefinition: Resource<CustomResourceDefinition> = internal.make({
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false
+})
+
+/**
+ * An object of a custom resource: `spec` and `status` decoded by their
+ * Schemas, `metadata` as on the wire.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CustomObject<Spec, Status = never> {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly metadata: Wire<k8s.V1ObjectMeta>
+  readonly spec: Spec
+  readonly status?: Status | undefined
+}
+
+/**
+ * A custom resource described by Schemas.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CustomResource<Spec, SpecEncoded, Status = never, StatusEncoded = never>
+  extends Resource<CustomObject<Spec, Status>>
+{
+  readonly scope: "Namespaced" | "Cluster"
+  readonly singular: string
+  readonly shortNames: ReadonlyArray<string>
+  readonly categories: ReadonlyArray<string>
+  readonly spec: Schema.Schema<Spec, SpecEncoded>
+  readonly status: Schema.Schema<Status, StatusEncoded> | undefined
+}
+
+/**
+ * Options of {@link custom}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CustomOptions<Spec, SpecEncoded, Status, StatusEncoded> {
+  readonly group: string
+  readonly version: string
+  readonly kind: string
+  readonly plural: string
+  /** Default: the kind in lowercase. */
+  readonly singular?: string | undefined
+  readonly shortNames?: ReadonlyArray<string> | undefined
+  readonly categories?: ReadonlyArray<string> | undefined
+  readonly scope: "Namespaced" | "Cluster"
+  readonly spec: Schema.Schema<Spec, SpecEncoded>
+  /** With a status Schema the CRD declares the `status` subresource. */
+  readonly status?: Schema.Schema<Status, StatusEncoded> | undefined
+}
+
+/**
+ * A custom resource whose `spec` (and `status`) are effect Schemas. Reads
+ * and watch events decode them (a failure is a `KubeError.Decode` naming the
+ * object and the issue); writes encode them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const custom: <Spec, SpecEncoded, Status = never, StatusEncoded = never>(
+  options: CustomOptions<Spec, SpecEncoded, Status, StatusEncoded>
+) => CustomResource<Spec, SpecEncoded, Status, StatusEncoded> = internal.custom
+
+/**
+ * Whether a resource was made by {@link custom}.
+ *
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isCustom = <A extends ObjectMeta.HasMetadata>(
+  resource: Resource<A>
+): resource is Resource<A> & CustomResource<unknown, unknown, unknown, unknown> => internal.isCustom(resource)
+
+/**
+ * The `apiextensions.k8s.io/v1` CustomResourceDefinition of a custom
+ * resource: names, scope, one served and stored version whose
+ * `openAPIV3Schema` is derived from the Schemas (`JSONSchema.make`,
+ * converted to the structural subset Kubernetes accepts), and the `status`
+ * subresource when a status Schema is given.
+ *
+ * Where a Schema says more than a structural schema can (unions of different
+ * shapes, tuples, recursion), the manifest accepts any value there and the
+ * client-side decode still checks it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const crdManifest: <Spec, SpecEncoded, Status, StatusEncoded>(
+  resource: CustomResource<Spec, SpecEncoded, Status, StatusEncoded>
+) => CustomResourceDefinition = internal.crdManifest

@@ -1,0 +1,54 @@
+/**
+ * @since 0.1.0
+ */
+export * as Cache from "./Cache.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Conditions from "./Conditions.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Informer from "./Informer.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Kube from "./Kube.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as KubeClient from "./KubeClient.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as KubeController from "./KubeController.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as KubeError from "./KubeError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OwnerReference from "./OwnerReference.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Resource from "./Resource.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Store from "./Store.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Watcher from "./Watcher.js"

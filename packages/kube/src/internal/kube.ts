@@ -1,0 +1,278 @@
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import type * as Kube from "../Kube.js"
+import type { KubeConfigError } from "../Kube.js"
+import * as KubeError from "../KubeError.js"
+import * as config from "./config.js"
+import { truncate } from "./errors.js"
+import * as retry from "./retry.js"
+
+/** Marks a failure of client-node computing credentials, carried through `RequestError.cause`. */
+class CredentialsFailure {
+  constructor(readonly cause: unknown) {}
+}
+
+interface Tls {
+  readonly ca: Buffer | undefined
+  readonly cert: Buffer | undefined
+  readonly key: Buffer | undefined
+  readonly pfx: Buffer | undefined
+  readonly passphrase: string | undefined
+  readonly servername: string | undefined
+  readonly rejectUnauthorized: boolean
+}
+
+const asBuffer = (u: unknown): Buffer | undefined =>
+  Buffer.isBuffer(u) ? u : typeof u === "string" ? Buffer.from(u) : undefined
+
+const tlsOf = (opts: Https.RequestOptions): Tls => ({
+  ca: asBuffer(opts.ca),
+  cert: asBuffer(opts.cert),
+  key: asBuffer(opts.key),
+  pfx: asBuffer(opts.pfx),
+  passphrase: opts.passphrase,
+  servername: opts.servername,
+  // verification stays on unless the kubeconfig says insecure-skip-tls-verify (client-node then sets false)
+  rejectUnauthorized: opts.rejectUnauthorized !== false
+})
+
+const sameBuffer = (a: Buffer | undefined, b: Buffer | undefined) =>
+  a === b || (a !== undefined && b !== undefined && a.equals(b))
+
+const sameTls = (a: Tls, b: Tls): boolean =>
+  sameBuffer(a.ca, b.ca) && sameBuffer(a.cert, b.cert) && sameBuffer(a.key, b.key) && sameBuffer(a.pfx, b.pfx) &&
+  a.passphrase === b.passphrase && a.servername === b.servername && a.rejectUnauthorized === b.rejectUnauthorized
+
+const defined = <A extends object>(a: A): A =>
+  Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)) as A
+
+const defaultPolicy = (options: Kube.Options): retry.Policy => ({
+  times: Math.max(0, options.retry?.times ?? 3),
+  base: Duration.decode(options.retry?.base ?? "200 millis"),
+  max: Duration.decode(options.retry?.max ?? "10 seconds")
+})
+
+const parseRetryAfter = (header: string | undefined): Duration.Duration | undefined => {
+  if (header === undefined) return undefined
+  const seconds = Number(header.trim())
+  return Number.isFinite(seconds) && seconds >= 0 ? Duration.seconds(seconds) : undefined
+}
+
+const reasonPhrase = (code: number): string | undefined => Http.STATUS_CODES[code]
+
+/**
+ * The error of a non-2xx answer: its body's `metav1.Status` when it has one,
+ * else a Status made from the code and (truncated) text.
+ *
+ * @internal
+ */
+export const statusError = (
+  code: number,
+  text: string,
+  headers: Readonly<Record<string, string | undefined>>,
+  request: KubeError.RequestInfo
+): KubeError.StatusError => {
+  let status: KubeError.Status | undefined
+  try {
+    const parsed: unknown = JSON.parse(text)
+    if (typeof parsed === "object" && parsed !== null && (parsed as { kind?: unknown }).kind === "Status") {
+      status = parsed as KubeError.Status
+    }
+  } catch {
+    // not JSON: a proxy's or load balancer's answer
+  }
+  status ??= {
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    code,
+    message: text.trim() === "" ? reasonPhrase(code) ?? `HTTP ${code}` : truncate(text.trim())
+  }
+  return KubeError.fromStatus(status, { code, retryAfter: parseRetryAfter(headers["retry-after"]), request })
+}
+
+const toTransport = (request: KubeError.RequestInfo) =>
+(error: HttpClientError.HttpClientError): KubeError.Transport => {
+  if (error._tag === "RequestError") {
+    if (error.cause instanceof CredentialsFailure) {
+      return new KubeError.Transport({ reason: "Credentials", request, cause: error.cause.cause })
+    }
+    return new KubeError.Transport({ reason: "Request", request, cause: error.cause ?? error.description })
+  }
+  return new KubeError.Transport({ reason: "Response", request, cause: error.cause ?? error.description })
+}
+
+/** @internal */
+export const make = (
+  loaded: config.Loaded,
+  options: Kube.Options
+): Effect.Effect<Kube.Kube.Service, KubeConfigError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const resolved = yield* config.resolve(loaded)
+    const kc = loaded.kubeConfig
+    const proxied = kc.getCurrentCluster()?.proxyUrl !== undefined
+    const base = resolved.server.toString().replace(/\/$/, "")
+    const userAgent = options.userAgent ?? "reconcile/0.1.0"
+    const timeout = Duration.decode(options.timeout ?? "30 seconds")
+    const policy = defaultPolicy(options)
+
+    // One agent (and connection pool) per distinct TLS material; a change (a rotated client certificate from an
+    // exec plugin) starts a new pool. Every agent is destroyed with the scope.
+    const agents: Array<Http.Agent> = []
+    yield* Effect.addFinalizer(() => Effect.sync(() => agents.forEach((agent) => agent.destroy())))
+    let current: { readonly tls: Tls; readonly client: HttpClient.HttpClient } | undefined
+
+    const clientFor = (opts: Https.RequestOptions): Effect.Effect<HttpClient.HttpClient> =>
+      Effect.suspend(() => {
+        const tls = tlsOf(opts)
+        if (current !== undefined && sameTls(current.tls, tls)) return Effect.succeed(current.client)
+        const agent: Http.Agent = proxied && opts.agent instanceof Http.Agent
+          ? opts.agent
+          : resolved.server.protocol === "http:"
+          ? new Http.Agent({ keepAlive: true })
+          : new Https.Agent(defined({ keepAlive: true, ...tls }))
+        agents.push(agent)
+        return NodeHttpClient.make.pipe(
+          Effect.provideService(NodeHttpClient.HttpAgent, {
+            [NodeHttpClient.HttpAgentTypeId]: NodeHttpClient.HttpAgentTypeId,
+            http: agent,
+            https: agent as Https.Agent
+          }),
+          Effect.tap((client) => {
+            current = { tls, client }
+          })
+        )
+      })
+
+    const credentials = (request: HttpClientRequest.HttpClientRequest) =>
+      Effect.tryPromise({
+        try: async () => {
+          const opts: Https.RequestOptions = {}
+          await kc.applyToHTTPSOptions(opts)
+          return opts
+        },
+        catch: (cause) =>
+          new HttpClientError.RequestError({ request, reason: "Transport", cause: new CredentialsFailure(cause) })
+      })
+
+    const authenticate = (request: HttpClientRequest.HttpClientRequest, opts: Https.RequestOptions) => {
+      const headers: Record<string, string> = {}
+      for (const [name, value] of Object.entries(opts.headers ?? {})) {
+        if (value === undefined) continue
+        headers[name] = Array.isArray(value) ? value.join(", ") : String(value)
+      }
+      if (typeof opts.auth === "string") headers["Authorization"] = `Basic ${Buffer.from(opts.auth).toString("base64")}`
+      return HttpClientRequest.setHeaders(request, headers)
+    }
+
+    const httpClient: HttpClient.HttpClient = HttpClient.makeWith<
+      HttpClientError.HttpClientError,
+      never,
+      HttpClientError.HttpClientError,
+      never
+    >(
+      (effect) =>
+        Effect.flatMap(effect, (request) =>
+          Effect.flatMap(credentials(request), (opts) =>
+            Effect.flatMap(clientFor(opts), (client) => client.execute(authenticate(request, opts))))),
+      (request) =>
+        Effect.succeed(
+          request.url.startsWith("/") ? HttpClientRequest.setUrl(request, `${base}${request.url}`) : request
+        )
+    )
+
+    const build = (req: Kube.Request): HttpClientRequest.HttpClientRequest => {
+      const query: Record<string, string> = {}
+      for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) query[k] = String(v)
+      let request = HttpClientRequest.make(req.method)(req.path, {
+        urlParams: query,
+        headers: { "user-agent": userAgent },
+        accept: "application/json"
+      })
+      if (req.body !== undefined) {
+        request = HttpClientRequest.bodyText(request, JSON.stringify(req.body), req.contentType ?? "application/json")
+      }
+      return request
+    }
+
+    const timeoutOf = (req: Kube.Request, info: KubeError.RequestInfo) => {
+      const duration = req.timeout !== undefined ? Duration.decode(req.timeout) : timeout
+      return Effect.timeoutFail({
+        duration,
+        onTimeout: () =>
+          new KubeError.Timeout({
+            status: {
+              kind: "Status",
+              status: "Failure",
+              reason: "Timeout",
+              code: 0,
+              message: `no answer within ${Duration.format(duration)}`
+            },
+            request: info
+          })
+      })
+    }
+
+    const failOnStatus = (
+      response: HttpClientResponse.HttpClientResponse,
+      info: KubeError.RequestInfo
+    ): Effect.Effect<HttpClientResponse.HttpClientResponse, KubeError.KubeError> =>
+      response.status >= 200 && response.status < 300
+        ? Effect.succeed(response)
+        : response.text.pipe(
+          Effect.orElseSucceed(() => ""),
+          Effect.flatMap((text) => Effect.fail(statusError(response.status, text, response.headers, info)))
+        )
+
+    const request = (req: Kube.Request): Effect.Effect<unknown, KubeError.KubeError> => {
+      const info: KubeError.RequestInfo = { method: req.method, path: req.path }
+      const http = build(req)
+      const attempt = httpClient.execute(http).pipe(
+        Effect.mapError(toTransport(info)),
+        Effect.flatMap((response) => failOnStatus(response, info)),
+        Effect.flatMap((response) => Effect.mapError(response.text, toTransport(info))),
+        timeoutOf(req, info),
+        Effect.flatMap((text) =>
+          text === "" ? Effect.succeed(undefined) : Effect.try({
+            try: () => JSON.parse(text) as unknown,
+            catch: (cause) =>
+              new KubeError.Decode({
+                raw: text,
+                issue: `response is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`,
+                request: info
+              })
+          })
+        )
+      )
+      const idempotent = req.idempotent ?? (req.method === "GET" || req.method === "PUT")
+      return retry.withRetry(attempt, policy, idempotent)
+    }
+
+    const stream = (req: Kube.Request): Stream.Stream<Uint8Array, KubeError.KubeError> => {
+      const info: KubeError.RequestInfo = { method: req.method, path: req.path }
+      const open = httpClient.execute(build(req)).pipe(
+        Effect.mapError(toTransport(info)),
+        Effect.flatMap((response) => failOnStatus(response, info)),
+        timeoutOf(req, info)
+      )
+      return Stream.unwrap(Effect.map(open, (response) => Stream.mapError(response.stream, toTransport(info))))
+    }
+
+    return {
+      kubeConfig: kc,
+      server: base,
+      namespace: resolved.namespace,
+      httpClient,
+      request,
+      stream
+    } satisfies Kube.Kube.Service
+  })

@@ -1,0 +1,321 @@
+import type { ObjectMeta } from "@reconcile/core"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as Kube from "../Kube.js"
+import type * as KubeClient from "../KubeClient.js"
+import * as KubeError from "../KubeError.js"
+import type * as Resource from "../Resource.js"
+import { rawText } from "./resource.js"
+
+type Json = Record<string, unknown>
+
+const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const patchContentType: Record<KubeClient.PatchType, string> = {
+  merge: "application/merge-patch+json",
+  json: "application/json-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+  apply: "application/apply-patch+yaml"
+}
+
+const clientError = (message: string, request: KubeError.RequestInfo): KubeError.BadRequest =>
+  new KubeError.BadRequest({
+    status: { kind: "Status", status: "Failure", reason: "BadRequest", code: 0, message },
+    request
+  })
+
+const badLine = <A extends ObjectMeta.HasMetadata>(
+  resource: Resource.Resource<A>,
+  line: string,
+  issue: string
+): KubeClient.WatchEvent<A> => ({
+  _tag: "Undecodable",
+  error: new KubeError.Decode({ kind: resource.kind, raw: rawText(line, resource.sensitive, resource.kind), issue })
+})
+
+const eventTags = { ADDED: "Added", MODIFIED: "Modified", DELETED: "Deleted" } as const
+
+/** @internal */
+export const parseWatchLine = <A extends ObjectMeta.HasMetadata>(
+  resource: Resource.Resource<A>,
+  line: string
+): Effect.Effect<KubeClient.WatchEvent<A>> => {
+  let event: unknown
+  try {
+    event = JSON.parse(line)
+  } catch (e) {
+    return Effect.succeed(badLine(resource, line, `watch line is not JSON: ${e instanceof Error ? e.message : e}`))
+  }
+  if (!isRecord(event) || typeof event.type !== "string") {
+    return Effect.succeed(badLine(resource, line, "not a watch event (no type)"))
+  }
+  switch (event.type) {
+    case "ADDED":
+    case "MODIFIED":
+    case "DELETED": {
+      const _tag = eventTags[event.type]
+      return Effect.match(resource.decode(event.object), {
+        onFailure: (error): KubeClient.WatchEvent<A> => ({ _tag: "Undecodable", error }),
+        onSuccess: (object): KubeClient.WatchEvent<A> => ({ _tag, object })
+      })
+    }
+    case "BOOKMARK": {
+      const meta = isRecord(event.object) && isRecord(event.object.metadata) ? event.object.metadata : undefined
+      if (meta === undefined || typeof meta.resourceVersion !== "string") {
+        return Effect.succeed(badLine(resource, line, "BOOKMARK without metadata.resourceVersion"))
+      }
+      const annotations = isRecord(meta.annotations) ? meta.annotations as Record<string, string> : {}
+      return Effect.succeed({ _tag: "Bookmark", resourceVersion: meta.resourceVersion, annotations })
+    }
+    case "ERROR": {
+      const status: KubeError.Status = isRecord(event.object) ? event.object : {}
+      return Effect.succeed({ _tag: "Error", status, error: KubeError.fromStatus(status, { code: 500 }) })
+    }
+    default:
+      return Effect.succeed(badLine(resource, line, `unknown watch event type ${event.type}`))
+  }
+}
+
+/** @internal */
+export const parseWatchStream = <A extends ObjectMeta.HasMetadata, E, R>(
+  resource: Resource.Resource<A>,
+  bytes: Stream.Stream<Uint8Array, E, R>
+): Stream.Stream<KubeClient.WatchEvent<A>, E, R> =>
+  bytes.pipe(
+    Stream.decodeText(),
+    Stream.splitLines,
+    Stream.mapChunksEffect((lines) =>
+      Effect.map(
+        Effect.forEach(Chunk.filter(lines, (l) => l.trim() !== ""), (line) => parseWatchLine(resource, line)),
+        Chunk.unsafeFromArray
+      )
+    )
+  )
+
+/** @internal */
+export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube> = Effect.map(Kube.Kube, (kube) => {
+  const namespaceFor = <A extends ObjectMeta.HasMetadata>(
+    resource: Resource.Resource<A>,
+    namespace: string | undefined
+  ): string | undefined => resource.namespaced ? namespace ?? kube.namespace : undefined
+
+  const writeQuery = (options: KubeClient.WriteOptions | undefined) => ({
+    fieldManager: options?.fieldManager,
+    dryRun: options?.dryRun === true ? "All" : undefined
+  })
+
+  const decodeWith = <A extends ObjectMeta.HasMetadata>(
+    resource: Resource.Resource<A>,
+    request: KubeError.RequestInfo
+  ) =>
+  (body: unknown): Effect.Effect<A, KubeError.Decode> =>
+    Effect.mapError(resource.decode(body), (e) => e.request === undefined ? new KubeError.Decode({ ...e, request }) : e)
+
+  const get = <A extends ObjectMeta.HasMetadata>(
+    resource: Resource.Resource<A>,
+    name: string,
+    options?: KubeClient.GetOptions
+  ) => {
+    const path = resource.path({ namespace: namespaceFor(resource, options?.namespace), name })
+    return kube.request({ method: "GET", path }).pipe(Effect.flatMap(decodeWith(resource, { method: "GET", path })))
+  }
+
+  const list = <A extends ObjectMeta.HasMetadata>(
+    resource: Resource.Resource<A>,
+    options?: KubeClient.ListOptions
+  ): Effect.Effect<KubeClient.ObjectList<A>, KubeError.KubeError> => {
+    const path = resource.path({ namespace: options?.namespace })
+    const info = { method: "GET", path }
+    return kube.request({
+      method: "GET",
+      path,
+      query: {
+        labelSelector: options?.labelSelector,
+        fieldSelector: options?.fieldSelector,
+        limit: options?.limit,
+        continue: options?.continue,
+        resourceVersion: options?.resourceVersion,
+        resourceVersionMatch: options?.resourceVersionMatch
+      }
+    }).pipe(
+      Effect.flatMap((body) => {
+        if (!isRecord(body) || !Array.isArray(body.items)) {
+          return Effect.fail(
+            new KubeError.Decode({
+              kind: `${resource.kind}List`,
+              raw: rawText(body, resource.sensitive, resource.kind),
+              issue: "expected a list with items",
+              request: info
+            })
+          )
+        }
+        const meta = isRecord(body.metadata) ? body.metadata : {}
+        const items: Array<A> = []
+        const undecodable: Array<KubeError.Decode> = []
+        return Effect.as(
+          Effect.forEach(body.items, (item) =>
+            Effect.match(decodeWith(resource, info)(item), {
+              onFailure: (e) => {
+                undecodable.push(e)
+              },
+              onSuccess: (a) => {
+                items.push(a)
+              }
+            }), { discard: true }),
+          {
+            items,
+            resourceVersion: typeof meta.resourceVersion === "string" ? meta.resourceVersion : "",
+            continue: typeof meta.continue === "string" && meta.continue !== "" ? meta.continue : undefined,
+            remainingItemCount: typeof meta.remainingItemCount === "number" ? meta.remainingItemCount : undefined,
+            undecodable
+          }
+        )
+      })
+    )
+  }
+
+  const listAll = <A extends ObjectMeta.HasMetadata>(
+    resource: Resource.Resource<A>,
+    options?: KubeClient.ListOptions
+  ): Effect.Effect<KubeClient.ObjectList<A>, KubeError.KubeError> =>
+    Effect.gen(function*() {
+      const limit = options?.limit ?? 500
+      const items: Array<A> = []
+      const undecodable: Array<KubeError.Decode> = []
+      let token = options?.continue
+      let resourceVersion = ""
+      do {
+        const page: KubeClient.ObjectList<A> = yield* list(resource, {
+          ...options,
+          limit,
+          continue: token,
+          // the continue token pins the snapshot; resourceVersion is only for the first page
+          resourceVersion: token === undefined ? options?.resourceVersion : undefined,
+          resourceVersionMatch: token === undefined ? options?.resourceVersionMatch : undefined
+        })
+        for (const item of page.items) items.push(item)
+        for (const e of page.undecodable) undecodable.push(e)
+        resourceVersion = page.resourceVersion
+        token = page.continue
+      } while (token !== undefined)
+      return { items, resourceVersion, continue: undefined, remainingItemCount: undefined, undecodable }
+    })
+
+  const metaOf = (u: unknown): Json => isRecord(u) && isRecord(u.metadata) ? u.metadata : {}
+
+  const write = <A extends ObjectMeta.HasMetadata>(
+    method: "POST" | "PUT",
+    resource: Resource.Resource<A>,
+    object: A,
+    options: KubeClient.WriteOptions | undefined,
+    subresource: string | undefined
+  ) =>
+    Effect.gen(function*() {
+      const meta = metaOf(object)
+      const namespace = namespaceFor(
+        resource,
+        typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : options?.namespace
+      )
+      const name = typeof meta.name === "string" && meta.name !== "" ? meta.name : undefined
+      const path = resource.path({ namespace, name: method === "PUT" ? name : undefined, subresource })
+      const info = { method, path }
+      if (method === "PUT" && name === undefined) return yield* clientError("replace needs metadata.name", info)
+      const body = yield* resource.encode(object)
+      const answer = yield* kube.request({ method, path, body, query: writeQuery(options) })
+      return yield* decodeWith(resource, info)(answer)
+    })
+
+  const patch = <A extends ObjectMeta.HasMetadata>(
+    resource: Resource.Resource<A>,
+    name: string,
+    body: unknown,
+    options: KubeClient.PatchOptions,
+    subresource: string | undefined
+  ) => {
+    const path = resource.path({ namespace: namespaceFor(resource, options.namespace), name, subresource })
+    const apply = options.type === "apply"
+    return kube.request({
+      method: "PATCH",
+      path,
+      body,
+      contentType: patchContentType[options.type],
+      idempotent: apply,
+      query: {
+        fieldManager: options.fieldManager ?? (apply ? "reconcile" : undefined),
+        force: apply && options.force === true ? true : undefined,
+        dryRun: options.dryRun === true ? "All" : undefined
+      }
+    }).pipe(Effect.flatMap(decodeWith(resource, { method: "PATCH", path })))
+  }
+
+  const del = <A extends ObjectMeta.HasMetadata>(
+    resource: Resource.Resource<A>,
+    name: string,
+    options?: KubeClient.DeleteOptions
+  ): Effect.Effect<KubeClient.DeleteResult<A>, KubeError.KubeError> => {
+    const path = resource.path({ namespace: namespaceFor(resource, options?.namespace), name })
+    const body: Json = { apiVersion: "v1", kind: "DeleteOptions" }
+    if (options?.propagationPolicy !== undefined) body.propagationPolicy = options.propagationPolicy
+    if (options?.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds
+    if (options?.preconditions !== undefined) {
+      const preconditions: Json = {}
+      if (options.preconditions.uid !== undefined) preconditions.uid = options.preconditions.uid
+      if (options.preconditions.resourceVersion !== undefined) {
+        preconditions.resourceVersion = options.preconditions.resourceVersion
+      }
+      body.preconditions = preconditions
+    }
+    if (options?.dryRun === true) body.dryRun = ["All"]
+    return kube.request({ method: "DELETE", path, body }).pipe(
+      Effect.flatMap((answer): Effect.Effect<KubeClient.DeleteResult<A>, KubeError.KubeError> => {
+        if (!isRecord(answer) || answer.kind === "Status") {
+          const status = isRecord(answer) ? answer as KubeError.Status : undefined
+          return Effect.succeed({ _tag: "Deleted", status, object: undefined })
+        }
+        return Effect.map(
+          decodeWith(resource, { method: "DELETE", path })(answer),
+          (object): KubeClient.DeleteResult<A> =>
+            metaOf(object).deletionTimestamp !== undefined && metaOf(object).deletionTimestamp !== null
+              ? { _tag: "Pending", object }
+              : { _tag: "Deleted", status: undefined, object }
+        )
+      })
+    )
+  }
+
+  const watch = <A extends ObjectMeta.HasMetadata>(
+    resource: Resource.Resource<A>,
+    options?: KubeClient.WatchOptions
+  ): Stream.Stream<KubeClient.WatchEvent<A>, KubeError.KubeError> =>
+    parseWatchStream(
+      resource,
+      kube.stream({
+        method: "GET",
+        path: resource.path({ namespace: options?.namespace }),
+        query: {
+          watch: true,
+          labelSelector: options?.labelSelector,
+          fieldSelector: options?.fieldSelector,
+          resourceVersion: options?.resourceVersion,
+          allowWatchBookmarks: options?.allowWatchBookmarks,
+          timeoutSeconds: options?.timeoutSeconds,
+          sendInitialEvents: options?.sendInitialEvents,
+          resourceVersionMatch: options?.sendInitialEvents === true ? "NotOlderThan" : undefined
+        }
+      })
+    )
+
+  return {
+    get,
+    list,
+    listAll,
+    create: (resource, object, options) => write("POST", resource, object, options, undefined),
+    replace: (resource, object, options) => write("PUT", resource, object, options, undefined),
+    patch: (resource, name, body, options) => patch(resource, name, body, options, undefined),
+    delete: del,
+    replaceStatus: (resource, object, options) => write("PUT", resource, object, options, "status"),
+    patchStatus: (resource, name, body, options) => patch(resource, name, body, options, "status"),
+    watch
+  }
+})

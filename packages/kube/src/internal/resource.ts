@@ -1,0 +1,216 @@
+import type { ObjectMeta } from "@reconcile/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as JSONSchema from "effect/JSONSchema"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import * as KubeError from "../KubeError.js"
+import type * as Resource from "../Resource.js"
+import { toStructural } from "./openapi.js"
+
+/** @internal */
+export const TypeId: Resource.TypeId = Symbol.for("@reconcile/kube/Resource") as Resource.TypeId
+
+const CustomTypeId = Symbol.for("@reconcile/kube/Resource/Custom")
+
+type Json = Record<string, unknown>
+
+const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** @internal */
+export const rawText = (u: unknown, sensitive: boolean, kind: string): string => {
+  if (sensitive) return `<redacted: ${kind}>`
+  if (typeof u === "string") return u
+  try {
+    return JSON.stringify(u) ?? String(u)
+  } catch {
+    return String(u)
+  }
+}
+
+const objectName = (u: Json): string => {
+  const meta = isRecord(u.metadata) ? u.metadata : {}
+  const name = typeof meta.name === "string" ? meta.name : "<unnamed>"
+  return typeof meta.namespace === "string" && meta.namespace !== "" ? `${meta.namespace}/${name}` : name
+}
+
+interface Descriptor {
+  readonly group: string
+  readonly version: string
+  readonly kind: string
+  readonly plural: string
+  readonly namespaced: boolean
+  readonly sensitive?: boolean | undefined
+}
+
+const pathBuilder = (d: Descriptor) => {
+  const prefix = d.group === "" ? `/api/${d.version}` : `/apis/${d.group}/${d.version}`
+  return (options?: Resource.PathOptions): string => {
+    let path = prefix
+    if (d.namespaced && options?.namespace !== undefined && options.namespace !== "") {
+      path += `/namespaces/${encodeURIComponent(options.namespace)}`
+    }
+    path += `/${d.plural}`
+    if (options?.name !== undefined) path += `/${encodeURIComponent(options.name)}`
+    if (options?.subresource !== undefined) path += `/${options.subresource}`
+    return path
+  }
+}
+
+const apiVersionOf = (d: Descriptor) => d.group === "" ? d.version : `${d.group}/${d.version}`
+
+/**
+ * The structural checks every object gets: a JSON object, of this kind and
+ * apiVersion when it says so, with an object `metadata`. Missing
+ * `apiVersion`/`kind` (list items) are filled in, in place.
+ */
+const checkObject = (d: Descriptor, apiVersion: string) => (u: unknown): Either.Either<Json, KubeError.Decode> => {
+  const fail = (issue: string) =>
+    Either.left(new KubeError.Decode({ kind: d.kind, raw: rawText(u, d.sensitive === true, d.kind), issue }))
+  if (!isRecord(u)) return fail(`expected a JSON object, got ${Array.isArray(u) ? "an array" : typeof u}`)
+  if (u.kind !== undefined && u.kind !== d.kind) return fail(`expected kind ${d.kind}, got ${String(u.kind)}`)
+  if (u.apiVersion !== undefined && u.apiVersion !== apiVersion) {
+    return fail(`expected apiVersion ${apiVersion}, got ${String(u.apiVersion)}`)
+  }
+  if (u.metadata !== undefined && !isRecord(u.metadata)) return fail("metadata is not an object")
+  if (u.kind === undefined) u.kind = d.kind
+  if (u.apiVersion === undefined) u.apiVersion = apiVersion
+  return Either.right(u)
+}
+
+const base = (d: Descriptor) => ({
+  [TypeId]: TypeId as Resource.TypeId,
+  group: d.group,
+  version: d.version,
+  kind: d.kind,
+  plural: d.plural,
+  namespaced: d.namespaced,
+  apiVersion: apiVersionOf(d),
+  sensitive: d.sensitive === true,
+  path: pathBuilder(d)
+})
+
+/** @internal */
+export const make = <A extends ObjectMeta.HasMetadata>(options: Descriptor & {
+  readonly decode?: ((u: unknown) => Effect.Effect<A, KubeError.Decode>) | undefined
+  readonly encode?: ((a: A) => Effect.Effect<unknown, KubeError.Encode>) | undefined
+}): Resource.Resource<A> => {
+  const check = checkObject(options, apiVersionOf(options))
+  return {
+    ...base(options),
+    decode: options.decode ?? ((u) => check(u) as Either.Either<A, KubeError.Decode>),
+    encode: options.encode ?? Effect.succeed
+  }
+}
+
+const formatIssue = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((i) => `${i.path.length > 0 ? `${i.path.join(".")}: ` : ""}${i.message}`)
+    .join("; ")
+
+/** @internal */
+export const custom = <Spec, SpecEncoded, Status = never, StatusEncoded = never>(
+  options: Resource.CustomOptions<Spec, SpecEncoded, Status, StatusEncoded>
+): Resource.CustomResource<Spec, SpecEncoded, Status, StatusEncoded> => {
+  const d: Descriptor = { ...options, namespaced: options.scope === "Namespaced" }
+  const apiVersion = apiVersionOf(d)
+  const check = checkObject(d, apiVersion)
+  const decodeSpec = Schema.decodeUnknownEither(options.spec)
+  const encodeSpec = Schema.encodeEither(options.spec)
+  const statusSchema = options.status
+  const decodeStatus = statusSchema === undefined ? undefined : Schema.decodeUnknownEither(statusSchema)
+  const encodeStatus = statusSchema === undefined ? undefined : Schema.encodeEither(statusSchema)
+
+  const decode = (u: unknown): Either.Either<Resource.CustomObject<Spec, Status>, KubeError.Decode> =>
+    Either.flatMap(check(u), (obj) => {
+      const fail = (field: string, error: ParseResult.ParseError) =>
+        Either.left(
+          new KubeError.Decode({
+            kind: d.kind,
+            raw: rawText(u, false, d.kind),
+            issue: `${objectName(obj)}: ${field}: ${formatIssue(error)}`
+          })
+        )
+      const spec = decodeSpec(obj.spec)
+      if (Either.isLeft(spec)) return fail("spec", spec.left)
+      const { status: rawStatus, ...rest } = obj
+      if (decodeStatus === undefined || rawStatus === undefined) {
+        return Either.right({ ...rest, spec: spec.right } as unknown as Resource.CustomObject<Spec, Status>)
+      }
+      const status = decodeStatus(rawStatus)
+      if (Either.isLeft(status)) return fail("status", status.left)
+      return Either.right(
+        { ...rest, spec: spec.right, status: status.right } as unknown as Resource.CustomObject<Spec, Status>
+      )
+    })
+
+  const encode = (a: Resource.CustomObject<Spec, Status>): Either.Either<unknown, KubeError.Encode> => {
+    const spec = encodeSpec(a.spec)
+    if (Either.isLeft(spec)) return Either.left(new KubeError.Encode({ kind: d.kind, issue: formatIssue(spec.left) }))
+    const { status: rawStatus, ...rest } = a
+    if (encodeStatus === undefined || rawStatus === undefined) {
+      return Either.right({ ...rest, apiVersion, kind: d.kind, spec: spec.right })
+    }
+    const status = encodeStatus(rawStatus)
+    if (Either.isLeft(status)) {
+      return Either.left(new KubeError.Encode({ kind: d.kind, issue: `status: ${formatIssue(status.left)}` }))
+    }
+    return Either.right({ ...rest, apiVersion, kind: d.kind, spec: spec.right, status: status.right })
+  }
+
+  const resource: Resource.CustomResource<Spec, SpecEncoded, Status, StatusEncoded> = {
+    ...base(d),
+    scope: options.scope,
+    singular: options.singular ?? options.kind.toLowerCase(),
+    shortNames: options.shortNames ?? [],
+    categories: options.categories ?? [],
+    spec: options.spec,
+    status: options.status,
+    decode,
+    encode
+  }
+  return Object.assign(resource, { [CustomTypeId]: CustomTypeId })
+}
+
+/** @internal */
+export const isCustom = (u: unknown): u is Resource.CustomResource<unknown, unknown, unknown, unknown> =>
+  Predicate.hasProperty(u, CustomTypeId)
+
+/** @internal */
+export const openApiSchema = (schema: Schema.Schema<any, any>): Json =>
+  toStructural(JSONSchema.make(schema) as unknown as Json)
+
+/** @internal */
+export const crdManifest = <Spec, SpecEncoded, Status, StatusEncoded>(
+  resource: Resource.CustomResource<Spec, SpecEncoded, Status, StatusEncoded>
+): Resource.CustomResourceDefinition => {
+  const properties: Json = {
+    apiVersion: { type: "string" },
+    kind: { type: "string" },
+    metadata: { type: "object" },
+    spec: openApiSchema(resource.spec)
+  }
+  if (resource.status !== undefined) properties.status = openApiSchema(resource.status)
+  const names: Json = {
+    kind: resource.kind,
+    listKind: `${resource.kind}List`,
+    plural: resource.plural,
+    singular: resource.singular
+  }
+  if (resource.shortNames.length > 0) names.shortNames = [...resource.shortNames]
+  if (resource.categories.length > 0) names.categories = [...resource.categories]
+  const version: Json = {
+    name: resource.version,
+    served: true,
+    storage: true,
+    schema: { openAPIV3Schema: { type: "object", properties, required: ["spec"] } }
+  }
+  if (resource.status !== undefined) version.subresources = { status: {} }
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${resource.plural}.${resource.group}` },
+    spec: { group: resource.group, scope: resource.scope, names, versions: [version] }
+  } as unknown as Resource.CustomResourceDefinition
+}

@@ -1,0 +1,47 @@
+/**
+ * The shared test environment: a TestApiServer (real HTTPS on 127.0.0.1) over a fresh TestCluster, its Faults,
+ * and a log of the requests it served (to count retries).
+ */
+import { Effect, Layer } from "effect"
+import { Faults, TestApiServer } from "@reconcile/testkit"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Kube from "../../src/Kube.js"
+
+export interface RequestLog {
+  readonly lines: Array<string>
+}
+
+export const makeEnv = (options?: { readonly bookmarkInterval?: string }) => {
+  const log: RequestLog = { lines: [] }
+  const layer = Layer.mergeAll(Faults.layer).pipe(
+    Layer.provideMerge(
+      TestApiServer.layerWithCluster({
+        log: (line) => log.lines.push(line),
+        ...(options?.bookmarkInterval !== undefined ? { bookmarkInterval: options.bookmarkInterval as never } : {})
+      })
+    )
+  )
+  return { log, layer }
+}
+
+/** Fast retries so 5xx tests do not wait. */
+export const fastRetry: Kube.Options = { retry: { times: 3, base: "1 millis", max: "5 millis" } }
+
+/** The Kube layer for the server's kubeconfig. */
+export const kubeLayer = (options: Kube.Options = fastRetry) =>
+  Layer.unwrapEffect(
+    Effect.map(TestApiServer.TestApiServer, (server) => Kube.layerFromFile(server.kubeconfigPath, options))
+  )
+
+/** Requests the server logged since `from` whose line contains every part. */
+export const countRequests = (log: RequestLog, from: number, ...parts: ReadonlyArray<string>): number =>
+  log.lines.slice(from).filter((l) => parts.every((p) => l.includes(p))).length
+
+export const tempFile = (name: string, content: string): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kube-test-"))
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, content)
+  return file
+}

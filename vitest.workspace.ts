@@ -2,4 +2,11 @@
  * The vitest projects of the repository: one per package or example with tests.
  * `vitest.config.ts` passes this list as `test.projects`.
  */
-export default ["packages/workqueue", "packages/core", "packages/kube", "packages/testkit"]
+export default [
+  "packages/workqueue",
+  "packages/core",
+  "packages/kube",
+  "packages/testkit",
+  "examples/external-trigger",
+  "examples/webapp"
+]

@@ -1,0 +1,11 @@
+/** Writes examples/webapp/config/*.yaml from the code (`npm run generate -w examples/webapp`). */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { files } from "../src/manifests.js"
+
+const dir = path.join(import.meta.dirname, "..", "config")
+fs.mkdirSync(dir, { recursive: true })
+for (const [name, text] of Object.entries(files())) {
+  fs.writeFileSync(path.join(dir, name), text)
+  console.log(`wrote ${path.join("examples/webapp/config", name)}`)
+}

@@ -1,0 +1,56 @@
+/**
+ * The WebApp custom resource: `{ image, replicas, port }` → a Deployment and a
+ * Service. The Schemas are the single source of truth: the CRD in
+ * `config/crd.yaml` is generated from them (`npm run generate -w examples/webapp`).
+ *
+ * The wire Schema is deliberately permissive (any integer for replicas and
+ * port): an out-of-range value must still reach the reconcile, which answers
+ * with a `Terminal` outcome and a `Ready=False` condition saying why — a spec
+ * the Schema rejected would never be reconciled at all.
+ */
+import { Either, Schema } from "effect"
+import { Resource } from "@reconcile/kube"
+
+export const WebAppSpec = Schema.Struct({
+  image: Schema.String.annotations({ description: "Container image to run" }),
+  replicas: Schema.Int.annotations({ description: "Number of pods (0–20)" }),
+  port: Schema.Int.annotations({ description: "Container and Service port (1–65535)" })
+})
+
+export const Condition = Schema.Struct({
+  type: Schema.String,
+  status: Schema.Literal("True", "False", "Unknown"),
+  observedGeneration: Schema.optional(Schema.Int),
+  lastTransitionTime: Schema.String,
+  reason: Schema.String,
+  message: Schema.String
+})
+
+export const WebAppStatus = Schema.Struct({
+  observedGeneration: Schema.optional(Schema.Int),
+  readyReplicas: Schema.optional(Schema.Int),
+  conditions: Schema.optional(Schema.Array(Condition))
+})
+
+/** The resource descriptor. */
+export const WebApp = Resource.custom({
+  group: "apps.reconcile.dev",
+  version: "v1",
+  kind: "WebApp",
+  plural: "webapps",
+  shortNames: ["wa"],
+  scope: "Namespaced",
+  spec: WebAppSpec,
+  status: WebAppStatus
+})
+
+export type WebApp = Resource.Type<typeof WebApp>
+export type WebAppSpec = typeof WebAppSpec.Type
+
+/** What the reconcile checks beyond the wire Schema; `Left` says why the spec is invalid. */
+export const validate = (spec: WebAppSpec): Either.Either<WebAppSpec, string> => {
+  if (spec.image.trim() === "") return Either.left("spec.image must not be empty")
+  if (spec.replicas < 0 || spec.replicas > 20) return Either.left(`spec.replicas must be 0–20, got ${spec.replicas}`)
+  if (spec.port < 1 || spec.port > 65535) return Either.left(`spec.port must be 1–65535, got ${spec.port}`)
+  return Either.right(spec)
+}

@@ -1,0 +1,52 @@
+/**
+ * The WebApp controller: `for` WebApp, `owns` its Deployment and Service,
+ * reconciled by object with a finalizer around the apply/cleanup phases.
+ */
+import { Cause, Duration, Effect, Exit, Option } from "effect"
+import type * as Reconcile from "@reconcile/core/Reconcile"
+import { Finalizer, KubeController, Resource } from "@reconcile/kube"
+import { applyWebApp, cleanupWebApp, fieldManager } from "./reconcile.js"
+import { WebApp } from "./WebApp.js"
+
+/** The finalizer guarding the external registry entry. */
+export const finalizerName = "apps.reconcile.dev/registry"
+
+/** What a reconcile ended with, for display: `success`, `requeue_after 2s`, `error: …`, `terminal: …`. */
+export const describeExit = (exit: Exit.Exit<void, Reconcile.Outcome>): string => {
+  if (Exit.isSuccess(exit)) return "success"
+  const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+  if (failure === undefined) return Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "defect (retried)"
+  switch (failure._tag) {
+    case "RequeueAfter":
+      return `requeue_after ${Duration.format(failure.after)}`
+    case "Retryable":
+      return `retryable: ${failure.message}`
+    case "Terminal":
+      return `terminal: ${failure.message}`
+  }
+}
+
+/** The reconcile of one WebApp, with its finalizer. */
+export const reconcile = Finalizer.reconcile({
+  resource: WebApp,
+  name: finalizerName,
+  fieldManager,
+  apply: applyWebApp,
+  cleanup: cleanupWebApp
+})
+
+/** The controller as a Layer; `onOutcome` sees every reconcile's result (the main job prints them). */
+export const layer = (options: {
+  readonly onOutcome?: ((app: WebApp, exit: Exit.Exit<void, Reconcile.Outcome>) => Effect.Effect<void>) | undefined
+  readonly maxConcurrentReconciles?: number | undefined
+} = {}) =>
+  KubeController.layer({
+    name: fieldManager,
+    for: WebApp,
+    owns: [Resource.Deployment, Resource.Service],
+    reconcile: (app: WebApp) =>
+      options.onOutcome === undefined
+        ? reconcile(app)
+        : Effect.flatMap(Effect.exit(reconcile(app)), (exit) => Effect.zipRight(options.onOutcome!(app, exit), exit)),
+    options: { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2 }
+  })

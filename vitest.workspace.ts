@@ -7,6 +7,7 @@ export default [
   "packages/core",
   "packages/kube",
   "packages/testkit",
+  "examples/config-rollout",
   "examples/external-trigger",
   "examples/webapp"
 ]

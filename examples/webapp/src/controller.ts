@@ -4,7 +4,8 @@
  */
 import { Cause, Duration, Effect, Exit, Option } from "effect"
 import type * as Reconcile from "@reconcile/core/Reconcile"
-import { Finalizer, KubeController, Resource } from "@reconcile/kube"
+import * as Finalizer from "@reconcile/kube/Finalizer"
+import { KubeController, Resource } from "@reconcile/kube"
 import { applyWebApp, cleanupWebApp, fieldManager } from "./reconcile.js"
 import { WebApp } from "./WebApp.js"
 

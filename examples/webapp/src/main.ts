@@ -87,7 +87,7 @@ const onOutcome = (app: WebApp, exit: Exit.Exit<void, unknown>) =>
     const queueDepth = (yield* depth).value
     const deleting = app.metadata.deletionTimestamp !== undefined ? " (deleting)" : ""
     yield* Console.log(
-      `  reconcile ${key} gen=${app.metadata.generation}${deleting} → ${Controller.describeExit(exit as never)}  [queue depth ${queueDepth}]`
+      `  ${new Date().toISOString().slice(11, 23)} reconcile ${key} gen=${app.metadata.generation}${deleting} → ${Controller.describeExit(exit as never)}  [queue depth ${queueDepth}]`
     )
   })
 

@@ -87,9 +87,18 @@ export const leaves = (obj: Obj, rt: ResourceType): Map<string, Leaf> => {
   return out
 }
 
-const itemKey = (item: Obj, mergeKeys: ReadonlyArray<string>): string => {
+/**
+ * The identity of a list-map item. Key fields the server defaults count with
+ * their default (a port's `protocol` is `TCP`), as the real API server
+ * defaults an applied configuration before merging it: otherwise re-applying
+ * `{ port: 80 }` would not match the stored `{ port: 80, protocol: TCP }`.
+ */
+export const itemKey = (item: Obj, mergeKeys: ReadonlyArray<string>): string => {
   const key: Obj = {}
-  for (const k of mergeKeys) if (item[k] !== undefined) key[k] = item[k]
+  for (const k of mergeKeys) {
+    const value = item[k] ?? (k === "protocol" ? "TCP" : undefined)
+    if (value !== undefined) key[k] = value
+  }
   return stableStringify(key)
 }
 

@@ -3,6 +3,7 @@ import jsonpatch from "fast-json-patch"
 import * as ApiError from "../ApiError.js"
 import type { ResourceType } from "../ResourceType.js"
 import { clone, deepEqual, isObject, type Obj } from "./json.js"
+import { itemKey } from "./managedFields.js"
 
 /** RFC 7386 JSON merge patch. */
 export const mergePatch = (target: unknown, patch: unknown): unknown => {
@@ -87,7 +88,7 @@ const mergeList = (
     for (const item of patch) if (!out.some((x) => deepEqual(x, item))) out.push(item)
     return out
   }
-  const sameKey = (a: unknown, b: Obj) => isObject(a) && mergeKeys.every((k) => deepEqual(a[k], b[k]))
+  const sameKey = (a: unknown, b: Obj) => isObject(a) && itemKey(a, mergeKeys) === itemKey(b, mergeKeys)
   const out: Array<unknown> = [...live]
   for (const item of patch) {
     if (!isObject(item)) continue

@@ -63,7 +63,8 @@ export const selfSigned = (): Certificate => {
   const name = seq(set(seq(oid("2.5.4.3"), tlv(0x0c, Buffer.from("reconcile-testkit", "utf8")))))
   const now = Date.now()
   const serial = randomBytes(16)
-  serial[0] = serial[0]! & 0x7f
+  // Positive and minimal: a leading 0x00 before a byte < 0x80 is illegal DER padding.
+  serial[0] = (serial[0]! & 0x7f) | 0x40
   const tbs = seq(
     tlv(0xa0, integer(Buffer.from([2]))),
     integer(serial),

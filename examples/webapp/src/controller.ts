@@ -27,27 +27,34 @@ export const describeExit = (exit: Exit.Exit<void, Reconcile.Outcome>): string =
   }
 }
 
-/** The reconcile of one WebApp, with its finalizer. */
-export const reconcile = Finalizer.reconcile({
-  resource: WebApp,
-  name: finalizerName,
-  fieldManager,
-  apply: applyWebApp,
-  cleanup: cleanupWebApp
-})
+/** The reconcile of one WebApp, with its finalizer; `onCleanup` runs after each successful cleanup. */
+export const reconcile = (onCleanup: (app: WebApp) => Effect.Effect<void> = () => Effect.void) =>
+  Finalizer.reconcile({
+    resource: WebApp,
+    name: finalizerName,
+    fieldManager,
+    apply: applyWebApp,
+    cleanup: (app: WebApp) => Effect.tap(cleanupWebApp(app), () => onCleanup(app))
+  })
 
-/** The controller as a Layer; `onOutcome` sees every reconcile's result (the main job prints them). */
+/**
+ * The controller as a Layer. `onOutcome` sees every reconcile's result (the
+ * main job prints them); `onCleanup` every successful cleanup (tests count them).
+ */
 export const layer = (options: {
   readonly onOutcome?: ((app: WebApp, exit: Exit.Exit<void, Reconcile.Outcome>) => Effect.Effect<void>) | undefined
+  readonly onCleanup?: ((app: WebApp) => Effect.Effect<void>) | undefined
   readonly maxConcurrentReconciles?: number | undefined
-} = {}) =>
-  KubeController.layer({
+} = {}) => {
+  const run = reconcile(options.onCleanup)
+  return KubeController.layer({
     name: fieldManager,
     for: WebApp,
     owns: [Resource.Deployment, Resource.Service],
     reconcile: (app: WebApp) =>
       options.onOutcome === undefined
-        ? reconcile(app)
-        : Effect.flatMap(Effect.exit(reconcile(app)), (exit) => Effect.zipRight(options.onOutcome!(app, exit), exit)),
+        ? run(app)
+        : Effect.flatMap(Effect.exit(run(app)), (exit) => Effect.zipRight(options.onOutcome!(app, exit), exit)),
     options: { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2 }
   })
+}

@@ -343,7 +343,11 @@ export const apply = (
   const merged = mergeApply(clone(live ?? {}), scopedConfig, rt, "") as Obj
   const others = entries.filter((e) => e !== me)
   const released = previous.filter((p) => !applied.has(pathKey(p)))
-  released.sort((a, b) => b.length - a.length)
+  // Whole list items first (their key fields go with them), then leaves deepest first so that
+  // containers emptied by a removal are pruned. Removing an item's key field first would leave
+  // a keyless remnant behind (e.g. a Service port reduced to `{ protocol: TCP }`).
+  const isItem = (p: Path) => /^[kv]:/.test(p[p.length - 1] ?? "")
+  released.sort((a, b) => Number(isItem(b)) - Number(isItem(a)) || b.length - a.length)
   for (const p of released) {
     const ownedElsewhere = others.some((e) => [...e.paths.values()].some((q) => isPrefix(p, q)))
     const stillApplied = [...applied.values()].some((l) => isPrefix(p, l.path))

@@ -2,10 +2,9 @@
  * The WebApp controller: `for` WebApp, `owns` its Deployment and Service,
  * reconciled by object with a finalizer around the apply/cleanup phases.
  */
-import { Cause, Duration, Effect, Exit, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
 import type * as Reconcile from "@reconcile/core/Reconcile"
-import * as Finalizer from "@reconcile/kube/Finalizer"
-import { KubeController, Resource } from "@reconcile/kube"
+import { EventRecorder, Finalizer, KubeController, Resource } from "@reconcile/kube"
 import { applyWebApp, cleanupWebApp, fieldManager } from "./reconcile.js"
 import { WebApp } from "./WebApp.js"
 
@@ -56,5 +55,5 @@ export const layer = (options: {
         ? run(app)
         : Effect.flatMap(Effect.exit(run(app)), (exit) => Effect.zipRight(options.onOutcome!(app, exit), exit)),
     options: { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2 }
-  })
+  }).pipe(Layer.provide(EventRecorder.layer({ controller: `${WebApp.group}/${fieldManager}` })))
 }

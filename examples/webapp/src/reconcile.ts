@@ -13,11 +13,11 @@
  * The "external registry" is, for the example, a ConfigMap `webapp-registry`
  * in the app's namespace: one key per app.
  */
-import { Effect, Either, Option } from "effect"
+import { Effect, Either } from "effect"
 import type { OwnerReference as OwnerRef } from "@reconcile/core/ObjectMeta"
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import { terminal, requeueAfter, asRetryable } from "@reconcile/core/Reconcile"
-import { Conditions, KubeClient, KubeError, OwnerReference, Resource } from "@reconcile/kube"
+import { Conditions, EventRecorder, KubeClient, KubeError, OwnerReference, Resource } from "@reconcile/kube"
 import { validate, WebApp } from "./WebApp.js"
 
 /** The field manager of every write, and the controller's name. */
@@ -117,7 +117,9 @@ export const register = (app: WebApp) =>
   )
 
 /** The apply phase. */
-export const applyWebApp = (app: WebApp): Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient> =>
+export const applyWebApp = (
+  app: WebApp
+): Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient | EventRecorder.EventRecorder> =>
   Effect.gen(function*() {
     const generation = app.metadata.generation
     const valid = validate(app.spec)
@@ -126,6 +128,9 @@ export const applyWebApp = (app: WebApp): Effect.Effect<void, Reconcile.Outcome,
         { type: "Ready", status: "False", reason: "InvalidSpec", message: valid.left, observedGeneration: generation },
         { type: "Progressing", status: "False", reason: "InvalidSpec", message: valid.left, observedGeneration: generation }
       ])
+      if (!Conditions.isFalse(app.status?.conditions, "Ready") || readyReason(app) !== "InvalidSpec") {
+        yield* EventRecorder.record(app, { type: "Warning", reason: "InvalidSpec", action: "Validate", note: valid.left })
+      }
       return yield* terminal(valid.left)
     }
     const owner = yield* controllerRef(app)
@@ -148,12 +153,33 @@ export const applyWebApp = (app: WebApp): Effect.Effect<void, Reconcile.Outcome,
         { type: "Ready", status: "False", reason: "RollingOut", message: `${readyReplicas}/${app.spec.replicas} ready`, observedGeneration: generation },
         { type: "Progressing", status: "True", reason: "RollingOut", message: "waiting for the Deployment", observedGeneration: generation }
       ])
+    if (rolledOut && !Conditions.isTrue(app.status?.conditions, "Ready")) {
+      yield* EventRecorder.record(app, {
+        type: "Normal",
+        reason: "Ready",
+        action: "Rollout",
+        note: `${readyReplicas}/${app.spec.replicas} replicas of ${app.spec.image} ready`
+      })
+    }
     if (!rolledOut) return yield* requeueAfter(progressInterval)
   }).pipe(asRetryable)
 
+const readyReason = (app: WebApp) => Conditions.find(app.status?.conditions, "Ready")?.reason
+
 /** The cleanup phase: forget the app in the external registry. */
-export const cleanupWebApp = (app: WebApp): Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient> =>
+export const cleanupWebApp = (
+  app: WebApp
+): Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient | EventRecorder.EventRecorder> =>
   KubeClient.patch(Resource.ConfigMap, registryName, { data: { [app.metadata.name!]: null } }, {
     type: "merge",
     namespace: app.metadata.namespace
-  }).pipe(KubeError.ignoreNotFound, Effect.map(Option.getOrUndefined), Effect.asVoid, asRetryable)
+  }).pipe(
+    KubeError.ignoreNotFound,
+    Effect.zipRight(EventRecorder.record(app, {
+      type: "Normal",
+      reason: "Deregistered",
+      action: "Cleanup",
+      note: `removed ${app.metadata.name} from ${registryName}`
+    })),
+    asRetryable
+  )

@@ -44,6 +44,11 @@ const get = <A extends { readonly metadata?: unknown }>(resource: Resource.Resou
     KubeClient.KubeClient
   >
 
+/** The reasons of the events.k8s.io events about an app. */
+const eventReasons = (name: string) =>
+  Effect.map(KubeClient.list(Resource.EventsV1Event, { namespace: "default" }), (list) =>
+    list.items.filter((e) => e.regarding?.name === name).map((e) => e.reason ?? ""))
+
 const readyCondition = (a: WebApp) => a.status?.conditions?.find((c) => c.type === "Ready")
 
 describe("WebApp operator (in-process, TestClock)", () => {
@@ -72,6 +77,9 @@ describe("WebApp operator (in-process, TestClock)", () => {
           assert.strictEqual(ready.status?.readyReplicas, 2)
           const registry = yield* KubeClient.get(Resource.ConfigMap, registryName, { namespace: "default" })
           assert.strictEqual(registry.data?.web, "nginx:1")
+          assert.deepStrictEqual(yield* eventReasons("web"), ["Ready"], "one event for the transition to Ready")
+          yield* advance(10_000)
+          assert.deepStrictEqual(yield* eventReasons("web"), ["Ready"], "no repeat while it stays Ready")
         }).pipe(Effect.provide(ctx))
       ))
     }))
@@ -87,6 +95,7 @@ describe("WebApp operator (in-process, TestClock)", () => {
         assert.include(readyCondition(bad)?.message ?? "", "spec.replicas must be 0–20")
         const deployment = yield* get(Resource.Deployment, "bad")
         assert.isTrue(deployment._tag === "None")
+        assert.deepStrictEqual(yield* eventReasons("bad"), ["InvalidSpec"])
         // Fixing the spec is the next change: it reconciles again.
         yield* KubeClient.patch(WebApp, "bad", { spec: { replicas: 1 } }, { type: "merge", namespace: "default" })
         yield* advance(1_000)

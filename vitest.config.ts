@@ -2,5 +2,8 @@ import { defineConfig } from "vitest/config"
 import projects from "./vitest.workspace.js"
 
 export default defineConfig({
-  test: { projects }
+  test: {
+    projects,
+    reporters: ["default", "./vitest.summary.ts"]
+  }
 })

@@ -10,7 +10,8 @@
  *   an expired `continue` token while listing — **relists**.
  * - Any other error backs off 800 ms → 30 s (×2, with jitter) and retries; the
  *   backoff resets only after real progress (a list completed, an event
- *   received).
+ *   received). A `Retry-After` (429, 503) longer than the delay is waited
+ *   out in full.
  * - A client-side **idle timeout** (server `timeoutSeconds` + 5 s) ends a
  *   watch that has gone silent without closing, and resumes.
  * - Objects that do not decode are reported (log + `watcher_undecodable_total`)

@@ -1,12 +1,27 @@
 /**
  * @since 0.1.0
  */
+export * as Apply from "./Apply.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Cache from "./Cache.js"
 
 /**
  * @since 0.1.0
  */
 export * as Conditions from "./Conditions.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as EventRecorder from "./EventRecorder.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Finalizer from "./Finalizer.js"
 
 /**
  * @since 0.1.0
@@ -36,12 +51,22 @@ export * as KubeError from "./KubeError.js"
 /**
  * @since 0.1.0
  */
+export * as LeaseLeaderElection from "./LeaseLeaderElection.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as OwnerReference from "./OwnerReference.js"
 
 /**
  * @since 0.1.0
  */
 export * as Resource from "./Resource.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Status from "./Status.js"
 
 /**
  * @since 0.1.0

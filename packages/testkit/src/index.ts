@@ -37,3 +37,8 @@ export * as TestApiServer from "./TestApiServer.js"
  * @since 0.1.0
  */
 export * as TestCluster from "./TestCluster.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TestKube from "./TestKube.js"

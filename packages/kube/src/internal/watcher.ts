@@ -51,12 +51,17 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
       state.failures = 0
     })
 
-    const backoff = (error: { readonly _tag: string; readonly message?: string }) =>
+    const backoff = (error: KubeError.KubeError) =>
       Effect.gen(function*() {
         const n = state.failures++
         const base = Math.min(initial * 2 ** n, max)
         const factor = 1 + jitter * ((yield* Random.next) - 0.5)
-        const delay = Math.min(max, Math.max(0, base * factor))
+        // a server that said when to come back (429, 503 with Retry-After) is not asked again before then
+        const retryAfter = (error._tag === "TooManyRequests" || error._tag === "ServerError") &&
+            error.retryAfter !== undefined
+          ? Duration.toMillis(error.retryAfter)
+          : 0
+        const delay = Math.max(retryAfter, Math.min(max, Math.max(0, base * factor)))
         yield* Metric.increment(Metric.tagged(Metric.tagged(errorsTotal, "watch", tags.watch), "error", error._tag))
         yield* Effect.logWarning("watcher error; retrying").pipe(
           Effect.annotateLogs({ ...tags, error: error._tag, detail: error.message ?? "", retryInMillis: Math.round(delay) })

@@ -1,0 +1,114 @@
+/**
+ * Finalizers: split an object reconcile into an `apply` phase (the object is
+ * live) and a `cleanup` phase (the object is being deleted), with the
+ * guarantee that **if `apply` ever started, `cleanup` succeeded before the
+ * object disappears** (kube-rs' `finalizer`, controller-runtime's
+ * `controllerutil.AddFinalizer`/`RemoveFinalizer` pattern).
+ *
+ * - Live object without our finalizer: add it first (a JSON patch that
+ *   `test`s the object's uid and its current finalizer list — or its
+ *   `resourceVersion` when the list is empty — then appends), then `apply`.
+ * - Live object with our finalizer: `apply`.
+ * - Object being deleted (`deletionTimestamp` set) with our finalizer:
+ *   `cleanup`; once it succeeds, remove **only our** finalizer (a JSON patch
+ *   that tests the uid and the list, then removes our entry).
+ * - Object being deleted without our finalizer: nothing (`apply` never runs
+ *   on an object being deleted).
+ *
+ * Writes never clobber other writers: when a `test` fails (someone changed
+ * the finalizers, or the object, since it was read) the object is read again
+ * and the step is decided afresh, a few times, then the reconcile fails
+ * `Retryable`. `cleanup` failures are the reconcile's outcome (`Retryable`:
+ * retried with backoff; `Terminal`: the object stays until the next change).
+ * `cleanup` runs once per deletion when it succeeds and our finalizer is then
+ * removed; it may run again if it fails or if the removal keeps failing, so it
+ * should be idempotent.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Finalizer, KubeController } from "@reconcile/kube"
+ *
+ * const reconcile = Finalizer.reconcile({
+ *   resource: WebApp,
+ *   name: "example.com/cleanup",
+ *   apply: (app) => ensureDeployment(app),
+ *   cleanup: (app) => deleteExternalDatabase(app)
+ * })
+ *
+ * const controller = KubeController.layer({ name: "webapp", for: WebApp, reconcile })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import type * as Reconcile from "@reconcile/core/Reconcile"
+import type * as Effect from "effect/Effect"
+import * as internal from "./internal/finalizer.js"
+import type * as KubeClient from "./KubeClient.js"
+import type * as Resource from "./Resource.js"
+
+/**
+ * Options of {@link reconcile}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<A extends HasMetadata, R1, R2> {
+  /** The kind of the reconciled objects. */
+  readonly resource: Resource.Resource<A>
+  /** The finalizer, a qualified name: `example.com/cleanup`. */
+  readonly name: string
+  /** Reconciles a live object; our finalizer is on it when this runs. */
+  readonly apply: (object: A) => Effect.Effect<void, Reconcile.Outcome, R1>
+  /** Releases what `apply` created, for an object being deleted; should be idempotent. */
+  readonly cleanup: (object: A) => Effect.Effect<void, Reconcile.Outcome, R2>
+  /** The field manager of the finalizer patches (default: the client's). */
+  readonly fieldManager?: string | undefined
+  /**
+   * How many guarded patches to try (re-reading the object after each failed
+   * `test`) before the reconcile fails `Retryable` (default 5).
+   */
+  readonly attempts?: number | undefined
+}
+
+/**
+ * Wraps `apply` and `cleanup` into one object reconcile (see the module
+ * documentation for the rules).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Finalizer, Resource } from "@reconcile/kube"
+ *
+ * const reconcile = Finalizer.reconcile({
+ *   resource: Resource.ConfigMap,
+ *   name: "example.com/mirror",
+ *   apply: (cm) => Effect.log(`mirroring ${cm.metadata?.name}`),
+ *   cleanup: (cm) => Effect.log(`removing the mirror of ${cm.metadata?.name}`)
+ * })
+ * // (cm: ConfigMap) => Effect<void, Outcome, KubeClient>
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reconcile: <A extends HasMetadata, R1 = never, R2 = never>(
+  options: Options<A, R1, R2>
+) => (object: A) => Effect.Effect<void, Reconcile.Outcome, R1 | R2 | KubeClient.KubeClient> = internal.reconcile
+
+/**
+ * Whether the object carries the finalizer `name`.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const has: (object: HasMetadata, name: string) => boolean = internal.has
+
+/**
+ * Whether the object is being deleted (`metadata.deletionTimestamp` is set).
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isDeleting: (object: HasMetadata) => boolean = internal.isDeleting

@@ -1,0 +1,284 @@
+/**
+ * Finalizer against TestApiServer over HTTPS: the apply/cleanup guarantee and race safety with other writers.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Exit, Layer, Option } from "effect"
+import { Reconcile } from "@reconcile/core"
+import * as Finalizer from "../src/Finalizer.js"
+import * as KubeClient from "../src/KubeClient.js"
+import * as KubeError from "../src/KubeError.js"
+import * as Resource from "../src/Resource.js"
+import { countRequests, kubeLayer, makeEnv } from "./support/env.js"
+
+const env = makeEnv()
+const TestLayer = KubeClient.layer.pipe(Layer.provideMerge(kubeLayer()), Layer.provideMerge(env.layer))
+
+const OURS = "example.com/cleanup"
+const OTHER = "other.io/keep"
+
+let counter = 0
+const freshNamespace = Effect.gen(function*() {
+  const name = `fin-${++counter}`
+  yield* KubeClient.create(Resource.Namespace, { metadata: { name } })
+  return name
+})
+
+const cm = (name: string, finalizers?: ReadonlyArray<string>): Resource.ConfigMap => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, ...(finalizers !== undefined ? { finalizers: [...finalizers] } : {}) },
+  data: { a: "1" }
+})
+
+/** A finalizer reconcile that counts its phases; `cleanupResults` are the outcomes of the next cleanups. */
+const tracked = (name = OURS, cleanupResults: Array<Reconcile.Outcome> = []) => {
+  const calls = { apply: [] as Array<Resource.ConfigMap>, cleanup: [] as Array<Resource.ConfigMap> }
+  const reconcile = Finalizer.reconcile({
+    resource: Resource.ConfigMap,
+    name,
+    apply: (obj) => Effect.sync(() => void calls.apply.push(obj)),
+    cleanup: (obj) =>
+      Effect.suspend(() => {
+        calls.cleanup.push(obj)
+        const next = cleanupResults.shift()
+        return next === undefined ? Effect.void : Effect.fail(next)
+      })
+  })
+  return { calls, reconcile }
+}
+
+const read = (ns: string, name: string) =>
+  KubeClient.get(Resource.ConfigMap, name, { namespace: ns }).pipe(KubeError.ignoreNotFound)
+
+/** A second writer: another manager editing only its own finalizer with its own guarded patch. */
+const otherAdds = (ns: string, name: string) =>
+  Effect.gen(function*() {
+    const live = yield* KubeClient.get(Resource.ConfigMap, name, { namespace: ns })
+    const current = live.metadata?.finalizers ?? []
+    yield* KubeClient.patch(Resource.ConfigMap, name, { metadata: { finalizers: [...current, OTHER] } }, {
+      type: "merge",
+      namespace: ns
+    })
+  })
+
+const otherRemoves = (ns: string, name: string) =>
+  Effect.gen(function*() {
+    const live = yield* KubeClient.get(Resource.ConfigMap, name, { namespace: ns })
+    const current = live.metadata?.finalizers ?? []
+    yield* KubeClient.patch(
+      Resource.ConfigMap,
+      name,
+      [
+        { op: "test", path: "/metadata/finalizers", value: current },
+        { op: "remove", path: `/metadata/finalizers/${current.indexOf(OTHER)}` }
+      ],
+      { type: "json", namespace: ns }
+    )
+  })
+
+layer(TestLayer)("Finalizer against TestApiServer", (it) => {
+  it.effect("adds the finalizer before the first apply; apply sees it on the object", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const created = yield* KubeClient.create(Resource.ConfigMap, cm("app"), { namespace: ns })
+      const { calls, reconcile } = tracked()
+      yield* reconcile(created)
+      assert.strictEqual(calls.apply.length, 1)
+      assert.deepStrictEqual(calls.apply[0]!.metadata?.finalizers, [OURS])
+      const live = Option.getOrThrow(yield* read(ns, "app"))
+      assert.deepStrictEqual(live.metadata?.finalizers, [OURS])
+      // steady state: no more finalizer writes
+      const from = env.log.lines.length
+      yield* reconcile(live)
+      assert.strictEqual(calls.apply.length, 2)
+      assert.strictEqual(countRequests(env.log, from, "PATCH"), 0)
+    }))
+
+  it.effect("add race: a finalizer another manager added after our read survives ours", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const stale = yield* KubeClient.create(Resource.ConfigMap, cm("app", ["first.io/f"]), { namespace: ns })
+      yield* otherAdds(ns, "app") // after our (stale) read
+      const from = env.log.lines.length
+      const { calls, reconcile } = tracked()
+      yield* reconcile(stale)
+      const live = Option.getOrThrow(yield* read(ns, "app"))
+      assert.deepStrictEqual(live.metadata?.finalizers, ["first.io/f", OTHER, OURS])
+      // the first guarded patch failed its test, the object was read again, the second patch succeeded
+      assert.strictEqual(countRequests(env.log, from, "PATCH", "/configmaps/app", " 422 "), 1)
+      assert.strictEqual(countRequests(env.log, from, "PATCH", "/configmaps/app", " 200 "), 1)
+      assert.strictEqual(calls.apply.length, 1)
+      assert.deepStrictEqual(calls.apply[0]!.metadata?.finalizers, ["first.io/f", OTHER, OURS])
+    }))
+
+  it.effect("add race without a list: concurrent finalizer helpers on one stale read all keep their finalizer", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const stale = yield* KubeClient.create(Resource.ConfigMap, cm("app"), { namespace: ns })
+      const names = ["a.io/f", "b.io/f", "c.io/f", "d.io/f"]
+      const helpers = names.map((name) => tracked(name))
+      yield* Effect.all(helpers.map((h) => h.reconcile(stale)), { concurrency: "unbounded" })
+      const live = Option.getOrThrow(yield* read(ns, "app"))
+      assert.sameMembers([...(live.metadata?.finalizers ?? [])], names)
+      for (const h of helpers) assert.strictEqual(h.calls.apply.length, 1)
+    }))
+
+  it.effect("cleanup runs exactly once per deletion on success; then only our finalizer goes", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const created = yield* KubeClient.create(Resource.ConfigMap, cm("app", [OTHER]), { namespace: ns })
+      const { calls, reconcile } = tracked()
+      yield* reconcile(created)
+      const pending = yield* KubeClient.del(Resource.ConfigMap, "app", { namespace: ns })
+      assert(pending._tag === "Pending")
+      // reconcile the object as the controller would, on every change, several times
+      for (let i = 0; i < 3; i++) {
+        const live = yield* read(ns, "app")
+        if (Option.isSome(live)) yield* reconcile(live.value)
+      }
+      assert.strictEqual(calls.cleanup.length, 1)
+      assert.strictEqual(calls.apply.length, 1, "apply never runs once deletion started")
+      const held = Option.getOrThrow(yield* read(ns, "app"))
+      assert.deepStrictEqual(held.metadata?.finalizers, [OTHER], "the other manager's finalizer is untouched")
+      assert.isDefined(held.metadata?.deletionTimestamp)
+      yield* otherRemoves(ns, "app")
+      assert.isTrue(Option.isNone(yield* read(ns, "app")))
+      assert.strictEqual(calls.cleanup.length, 1)
+    }))
+
+  it.effect("the object stays while cleanup fails (Retryable, then Terminal); it goes once cleanup succeeds", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const created = yield* KubeClient.create(Resource.ConfigMap, cm("app"), { namespace: ns })
+      const { calls, reconcile } = tracked(OURS, [
+        Reconcile.retryable("database busy"),
+        Reconcile.terminal("needs a human")
+      ])
+      yield* reconcile(created)
+      yield* KubeClient.del(Resource.ConfigMap, "app", { namespace: ns })
+
+      const first = yield* Effect.exit(reconcile(Option.getOrThrow(yield* read(ns, "app"))))
+      assert(Exit.isFailure(first) && first.cause._tag === "Fail" && first.cause.error._tag === "Retryable")
+      const stillThere = Option.getOrThrow(yield* read(ns, "app"))
+      assert.deepStrictEqual(stillThere.metadata?.finalizers, [OURS])
+
+      const second = yield* Effect.exit(reconcile(stillThere))
+      assert(Exit.isFailure(second) && second.cause._tag === "Fail" && second.cause.error._tag === "Terminal")
+      const stillThere2 = Option.getOrThrow(yield* read(ns, "app"))
+      assert.deepStrictEqual(stillThere2.metadata?.finalizers, [OURS])
+
+      yield* reconcile(stillThere2)
+      assert.isTrue(Option.isNone(yield* read(ns, "app")))
+      assert.strictEqual(calls.cleanup.length, 3)
+      assert.strictEqual(calls.apply.length, 1)
+    }))
+
+  it.effect("remove race: another manager removing its finalizer meanwhile does not make us remove the wrong one", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      // OTHER first: after its removal our stale index (1) points past the end of the list
+      const created = yield* KubeClient.create(Resource.ConfigMap, cm("app", [OTHER, OURS, "third.io/f"]), {
+        namespace: ns
+      })
+      const { calls, reconcile } = tracked()
+      yield* reconcile(created)
+      const pending = yield* KubeClient.del(Resource.ConfigMap, "app", { namespace: ns })
+      assert(pending._tag === "Pending")
+      const stale = pending.object
+      yield* otherRemoves(ns, "app")
+      yield* reconcile(stale)
+      assert.strictEqual(calls.cleanup.length, 1)
+      const live = Option.getOrThrow(yield* read(ns, "app"))
+      assert.deepStrictEqual(live.metadata?.finalizers, ["third.io/f"])
+    }))
+
+  it.effect("remove race: two finalizer helpers releasing concurrently from one stale read both succeed", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const created = yield* KubeClient.create(Resource.ConfigMap, cm("app"), { namespace: ns })
+      const ours = tracked(OURS)
+      const theirs = tracked(OTHER)
+      yield* ours.reconcile(created)
+      yield* theirs.reconcile(Option.getOrThrow(yield* read(ns, "app")))
+      const pending = yield* KubeClient.del(Resource.ConfigMap, "app", { namespace: ns })
+      assert(pending._tag === "Pending")
+      assert.deepStrictEqual(pending.object.metadata?.finalizers, [OURS, OTHER])
+      yield* Effect.all([ours.reconcile(pending.object), theirs.reconcile(pending.object)], {
+        concurrency: "unbounded"
+      })
+      assert.strictEqual(ours.calls.cleanup.length, 1)
+      assert.strictEqual(theirs.calls.cleanup.length, 1)
+      assert.isTrue(Option.isNone(yield* read(ns, "app")))
+    }))
+
+  it.effect("an object being deleted without our finalizer: neither apply nor cleanup, no writes", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      yield* KubeClient.create(Resource.ConfigMap, cm("app", [OTHER]), { namespace: ns })
+      const pending = yield* KubeClient.del(Resource.ConfigMap, "app", { namespace: ns })
+      assert(pending._tag === "Pending")
+      const from = env.log.lines.length
+      const { calls, reconcile } = tracked()
+      yield* reconcile(pending.object)
+      assert.strictEqual(calls.apply.length + calls.cleanup.length, 0)
+      assert.strictEqual(countRequests(env.log, from, "PATCH"), 0)
+    }))
+
+  it.effect("deletion starting between our read and our add: apply never runs, no finalizer added", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const stale = yield* KubeClient.create(Resource.ConfigMap, cm("app", [OTHER]), { namespace: ns })
+      yield* KubeClient.del(Resource.ConfigMap, "app", { namespace: ns })
+      const { calls, reconcile } = tracked()
+      yield* reconcile(stale) // the stale object looks live
+      assert.strictEqual(calls.apply.length, 0)
+      assert.strictEqual(calls.cleanup.length, 0)
+      const live = Option.getOrThrow(yield* read(ns, "app"))
+      assert.deepStrictEqual(live.metadata?.finalizers, [OTHER])
+    }))
+
+  it.effect("a recreated object of the same name keeps our finalizer after a stale cleanup of the old one", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const { calls, reconcile } = tracked()
+      yield* reconcile(yield* KubeClient.create(Resource.ConfigMap, cm("app", [OTHER]), { namespace: ns }))
+      const pending = yield* KubeClient.del(Resource.ConfigMap, "app", { namespace: ns })
+      assert(pending._tag === "Pending")
+      const oldObject = pending.object
+      // the old object goes (someone force-removes the finalizers) and a new one with our finalizer takes the name
+      yield* KubeClient.patch(Resource.ConfigMap, "app", { metadata: { finalizers: null } }, {
+        type: "merge",
+        namespace: ns
+      })
+      const recreated = yield* KubeClient.create(Resource.ConfigMap, cm("app"), { namespace: ns })
+      yield* reconcile(recreated)
+      yield* reconcile(oldObject) // a late event about the old object
+      const live = Option.getOrThrow(yield* read(ns, "app"))
+      assert.strictEqual(live.metadata?.uid, recreated.metadata?.uid)
+      assert.deepStrictEqual(live.metadata?.finalizers, [OURS])
+      assert.strictEqual(calls.apply.length, 2)
+    }))
+
+  it.effect("a failed test with no attempts left: Retryable, nothing written over the other writer", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const stale = yield* KubeClient.create(Resource.ConfigMap, cm("app", ["a.io/f"]), { namespace: ns })
+      yield* otherAdds(ns, "app")
+      const applied: Array<unknown> = []
+      const reconcile = Finalizer.reconcile({
+        resource: Resource.ConfigMap,
+        name: OURS,
+        attempts: 1,
+        apply: (obj) => Effect.sync(() => void applied.push(obj)),
+        cleanup: () => Effect.void
+      })
+      const exit = yield* Effect.exit(reconcile(stale))
+      assert(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag === "Retryable")
+      assert.strictEqual(applied.length, 0)
+      const live = Option.getOrThrow(yield* read(ns, "app"))
+      assert.deepStrictEqual(live.metadata?.finalizers, ["a.io/f", OTHER])
+      // the next reconcile (from the fresh object) succeeds
+      yield* reconcile(live)
+      assert.strictEqual(applied.length, 1)
+    }))
+})

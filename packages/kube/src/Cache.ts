@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import type * as Informer from "./Informer.js"
 import * as internal from "./internal/cache.js"
 import type * as KubeClient from "./KubeClient.js"
+import type * as KubeError from "./KubeError.js"
 import type * as Resource from "./Resource.js"
 import type * as Watcher from "./Watcher.js"
 
@@ -79,13 +80,34 @@ export declare namespace Cache {
     readonly source: <A extends HasMetadata>(resource: Resource.Resource<A>, selection?: Selection) => Effect.Effect<Source<A>>
     /** Completes when every informer started so far has synced. */
     readonly waitForSync: Effect.Effect<void>
+    /**
+     * A cached read: from the store of an unfiltered informer of `resource`
+     * (cluster-wide, or of that namespace) once it has synced — absent there
+     * means `NotFound` — and a live `KubeClient` read for kinds the cache does
+     * not watch.
+     */
+    readonly get: <A extends HasMetadata>(
+      resource: Resource.Resource<A>,
+      name: string,
+      options?: { readonly namespace?: string | undefined }
+    ) => Effect.Effect<A, KubeError.KubeError>
+    /** A cached list (or a live one for kinds the cache does not watch), optionally by namespace and labels. */
+    readonly list: <A extends HasMetadata>(
+      resource: Resource.Resource<A>,
+      options?: {
+        readonly namespace?: string | undefined
+        readonly labels?: Readonly<Record<string, string>> | undefined
+      }
+    ) => Effect.Effect<ReadonlyArray<A>, KubeError.KubeError>
     /** Number of informers (each one list+watch connection). */
     readonly informers: Effect.Effect<number>
   }
 }
 
 /**
- * Makes a cache whose informers live in the current scope.
+ * Makes a cache whose informers live in the current scope. Without a live
+ * reader (`Cache.layer` uses the `KubeClient`), reads of kinds the cache does
+ * not watch are defects.
  *
  * @since 0.1.0
  * @category constructors

@@ -5,6 +5,7 @@ import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type * as Cache from "../Cache.js"
 import type * as Informer from "../Informer.js"
 import * as KubeClient from "../KubeClient.js"
+import * as KubeError from "../KubeError.js"
 import type * as Resource from "../Resource.js"
 import type * as Watcher from "../Watcher.js"
 import * as internalInformer from "./informer.js"
@@ -45,12 +46,50 @@ export const listWatch = <A extends HasMetadata>(
 /** @internal */
 export const fromClient = (options?: Cache.Options) =>
   Effect.flatMap(KubeClient.KubeClient, (client) =>
-    make((resource, selection) => listWatch(client, resource, selection), options))
+    make((resource, selection) => listWatch(client, resource, selection), options, {
+      get: (resource, name, namespace) => client.get(resource, name, { namespace }),
+      list: (resource, namespace, labels) =>
+        Effect.map(
+          client.listAll(resource, {
+            namespace,
+            labelSelector: labels === undefined
+              ? undefined
+              : Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",")
+          }),
+          (list) => list.items
+        )
+    }))
+
+/** Live reads for kinds the cache does not watch. @internal */
+export interface LiveReader {
+  readonly get: <A extends HasMetadata>(
+    resource: Resource.Resource<A>,
+    name: string,
+    namespace: string | undefined
+  ) => Effect.Effect<A, KubeError.KubeError>
+  readonly list: <A extends HasMetadata>(
+    resource: Resource.Resource<A>,
+    namespace: string | undefined,
+    labels: Readonly<Record<string, string>> | undefined
+  ) => Effect.Effect<ReadonlyArray<A>, KubeError.KubeError>
+}
+
+const notFound = (resource: Resource.Resource<any>, name: string) =>
+  KubeError.fromStatus({
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    reason: "NotFound",
+    code: 404,
+    message: `${resource.plural}${resource.group === "" ? "" : `.${resource.group}`} "${name}" not found (cache)`,
+    details: { name, group: resource.group, kind: resource.plural }
+  }, { code: 404 })
 
 /** @internal */
 export const make = (
   listWatchFor: Cache.ListWatchFor,
-  options: Cache.Options = {}
+  options: Cache.Options = {},
+  live?: LiveReader
 ): Effect.Effect<Cache.Cache.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
@@ -67,7 +106,35 @@ export const make = (
         )
       })
 
+    /** The unfiltered informer that holds `namespace`'s objects of `resource`, if one runs. */
+    const covering = (resource: Resource.Resource<any>, namespace: string | undefined) =>
+      Effect.map(SynchronizedRef.get(informers), (map) =>
+        map.get(informerKey(resource, {})) ??
+          (namespace === undefined ? undefined : map.get(informerKey(resource, { namespace }))))
+
+    const missing = (resource: Resource.Resource<any>) =>
+      Effect.dieMessage(`Cache: ${resource.kind} is not watched and this cache has no live reader`)
+
     const service: Cache.Cache.Service = {
+      get: (resource, name, getOptions) =>
+        Effect.flatMap(covering(resource, getOptions?.namespace), (informer) => {
+          if (informer === undefined) {
+            return live === undefined ? missing(resource) : live.get(resource, name, getOptions?.namespace)
+          }
+          return Effect.flatMap(informer.synced, () => {
+            const object = informer.store.get(name, getOptions?.namespace)
+            return object === undefined ? Effect.fail(notFound(resource, name)) : Effect.succeed(object)
+          })
+        }),
+      list: (resource, listOptions) =>
+        Effect.flatMap(covering(resource, listOptions?.namespace), (informer) => {
+          if (informer === undefined) {
+            return live === undefined
+              ? missing(resource)
+              : live.list(resource, listOptions?.namespace, listOptions?.labels)
+          }
+          return Effect.as(informer.synced, informer.store.list(listOptions))
+        }),
       informer,
       source: (resource, selection) => Effect.map(informer(resource, selection), (i) => i.source),
       waitForSync: Effect.flatMap(

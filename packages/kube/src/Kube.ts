@@ -37,6 +37,7 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as config from "./internal/config.js"
 import * as internal from "./internal/kube.js"
+import * as retry from "./internal/retry.js"
 import type * as KubeError from "./KubeError.js"
 
 /**
@@ -207,3 +208,19 @@ export const layerFromString = (yaml: string, options?: Options): Layer.Layer<Ku
  */
 export const layerFromKubeConfig = (kubeConfig: KubeConfig, options?: Options): Layer.Layer<Kube, KubeConfigError> =>
   Layer.scoped(Kube, make(kubeConfig, options))
+
+/**
+ * Runs an API call with the clients' retry rules: 429 and 503 are retried for
+ * every verb (the server did not act), other 5xx, timeouts and transport
+ * failures only when the call is `idempotent`; waits double from `base` up to
+ * `max` (a server's `Retry-After` wins), at most `times` retries, on Effect's
+ * `Clock`. `KubeClient` and the testkit's in-process client both use it.
+ *
+ * @since 0.1.0
+ * @category retries
+ */
+export const withRetry = <A, R>(
+  effect: Effect.Effect<A, KubeError.KubeError, R>,
+  options: RetryOptions | undefined,
+  idempotent: boolean
+): Effect.Effect<A, KubeError.KubeError, R> => retry.withRetry(effect, retry.policy(options), idempotent)

@@ -454,3 +454,13 @@ export const watch = <A extends ObjectMeta.HasMetadata>(
   options?: WatchOptions
 ): Stream.Stream<WatchEvent<A>, KubeError.KubeError, KubeClient> =>
   Stream.unwrap(Effect.map(KubeClient, (c) => c.watch(resource, options)))
+
+/**
+ * Builds `listAll` from a `list`: follows `continue` tokens over one
+ * consistent snapshot. For alternative `KubeClient` implementations (the
+ * testkit's in-process client uses it).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const paginate: (list: KubeClient.Service["list"]) => KubeClient.Service["listAll"] = internal.paginate

@@ -55,11 +55,7 @@ const sameTls = (a: Tls, b: Tls): boolean =>
 const defined = <A extends object>(a: A): A =>
   Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)) as A
 
-const defaultPolicy = (options: Kube.Options): retry.Policy => ({
-  times: Math.max(0, options.retry?.times ?? 3),
-  base: Duration.decode(options.retry?.base ?? "200 millis"),
-  max: Duration.decode(options.retry?.max ?? "10 seconds")
-})
+const defaultPolicy = (options: Kube.Options): retry.Policy => retry.policy(options.retry)
 
 const parseRetryAfter = (header: string | undefined): Duration.Duration | undefined => {
   if (header === undefined) return undefined

@@ -175,32 +175,7 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
     )
   }
 
-  const listAll = <A extends ObjectMeta.HasMetadata>(
-    resource: Resource.Resource<A>,
-    options?: KubeClient.ListOptions
-  ): Effect.Effect<KubeClient.ObjectList<A>, KubeError.KubeError> =>
-    Effect.gen(function*() {
-      const limit = options?.limit ?? 500
-      const items: Array<A> = []
-      const undecodable: Array<KubeError.Decode> = []
-      let token = options?.continue
-      let resourceVersion = ""
-      do {
-        const page: KubeClient.ObjectList<A> = yield* list(resource, {
-          ...options,
-          limit,
-          continue: token,
-          // the continue token pins the snapshot; resourceVersion is only for the first page
-          resourceVersion: token === undefined ? options?.resourceVersion : undefined,
-          resourceVersionMatch: token === undefined ? options?.resourceVersionMatch : undefined
-        })
-        for (const item of page.items) items.push(item)
-        for (const e of page.undecodable) undecodable.push(e)
-        resourceVersion = page.resourceVersion
-        token = page.continue
-      } while (token !== undefined)
-      return { items, resourceVersion, continue: undefined, remainingItemCount: undefined, undecodable }
-    })
+  const listAll = paginate(list)
 
   const metaOf = (u: unknown): Json => isRecord(u) && isRecord(u.metadata) ? u.metadata : {}
 
@@ -319,3 +294,37 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
     watch
   }
 })
+
+/**
+ * `listAll` from `list`: every page (`limit` per page, default 500) of one
+ * consistent snapshot; the continue token pins the snapshot, so
+ * `resourceVersion` only goes with the first page.
+ *
+ * @internal
+ */
+export const paginate = (list: KubeClient.KubeClient.Service["list"]): KubeClient.KubeClient.Service["listAll"] =>
+<A extends ObjectMeta.HasMetadata>(
+  resource: Resource.Resource<A>,
+  options?: KubeClient.ListOptions
+): Effect.Effect<KubeClient.ObjectList<A>, KubeError.KubeError> =>
+  Effect.gen(function*() {
+    const limit = options?.limit ?? 500
+    const items: Array<A> = []
+    const undecodable: Array<KubeError.Decode> = []
+    let token = options?.continue
+    let resourceVersion = ""
+    do {
+      const page: KubeClient.ObjectList<A> = yield* list(resource, {
+        ...options,
+        limit,
+        continue: token,
+        resourceVersion: token === undefined ? options?.resourceVersion : undefined,
+        resourceVersionMatch: token === undefined ? options?.resourceVersionMatch : undefined
+      })
+      for (const item of page.items) items.push(item)
+      for (const e of page.undecodable) undecodable.push(e)
+      resourceVersion = page.resourceVersion
+      token = page.continue
+    } while (token !== undefined)
+    return { items, resourceVersion, continue: undefined, remainingItemCount: undefined, undecodable }
+  })

@@ -33,6 +33,21 @@ export const shouldRetry = (error: KubeError.KubeError, idempotent: boolean): bo
 }
 
 /**
+ * The policy of retry options, with the defaults: 3 retries, 200 ms doubling to 10 s.
+ *
+ * @internal
+ */
+export const policy = (options: {
+  readonly times?: number | undefined
+  readonly base?: Duration.DurationInput | undefined
+  readonly max?: Duration.DurationInput | undefined
+} | undefined): Policy => ({
+  times: Math.max(0, options?.times ?? 3),
+  base: Duration.decode(options?.base ?? "200 millis"),
+  max: Duration.decode(options?.max ?? "10 seconds")
+})
+
+/**
  * The wait before retry number `attempt` (from 0): the server's `Retry-After`
  * when it sent one, else `min(base · 2^attempt, max)`.
  *

@@ -1,4 +1,5 @@
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
 import * as KubeError from "@reconcile/kube/KubeError"
 import type * as Resource from "@reconcile/kube/Resource"
@@ -34,52 +35,7 @@ const notFoundPath = (): ApiError.ApiError =>
 
 const badRequest = (message: string): ApiError.ApiError => ApiError.make(400, "BadRequest", message)
 
-interface Policy {
-  readonly times: number
-  readonly base: Duration.Duration
-  readonly max: Duration.Duration
-}
 
-/** The HTTP client's retry rules (`@reconcile/kube`'s `Kube` module docs), on Effect's Clock. */
-const shouldRetry = (error: KubeError.KubeError, idempotent: boolean): boolean => {
-  switch (error._tag) {
-    case "TooManyRequests":
-      return true
-    case "ServerError":
-      return error.code === 503 || idempotent
-    case "Timeout":
-    case "Transport":
-      return idempotent
-    default:
-      return false
-  }
-}
-
-const retryDelay = (error: KubeError.KubeError, attempt: number, policy: Policy): Duration.Duration => {
-  if ((error._tag === "TooManyRequests" || error._tag === "ServerError") && error.retryAfter !== undefined) {
-    return error.retryAfter
-  }
-  const millis = Duration.toMillis(policy.base) * Math.pow(2, Math.min(attempt, 30))
-  return Duration.min(Duration.millis(millis), policy.max)
-}
-
-const withRetry = <A>(
-  effect: Effect.Effect<A, KubeError.KubeError>,
-  policy: Policy,
-  idempotent: boolean
-): Effect.Effect<A, KubeError.KubeError> => {
-  const loop = (attempt: number): Effect.Effect<A, KubeError.KubeError> =>
-    Effect.catchAll(effect, (error) => {
-      if (attempt >= policy.times || !shouldRetry(error, idempotent)) return Effect.fail(error)
-      const wait = retryDelay(error, attempt, policy)
-      return Effect.logDebug(`retrying in ${Duration.format(wait)} after ${error._tag}`).pipe(
-        Effect.annotateLogs({ error: error.message }),
-        Effect.zipRight(Effect.sleep(wait)),
-        Effect.zipRight(loop(attempt + 1))
-      )
-    })
-  return loop(0)
-}
 
 /** A `TestCluster` failure as the `KubeError` the HTTP client parses from the same Status. */
 const toKubeError = (info: KubeError.RequestInfo) => (e: unknown): KubeError.StatusError => {
@@ -125,11 +81,6 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
   const defaultFieldManager = options.fieldManager ?? "reconcile"
   const timeout = Duration.decode(options.timeout ?? "30 seconds")
   const bookmarkInterval = Duration.decode(options.bookmarkInterval ?? "1 minute")
-  const policy: Policy = {
-    times: Math.max(0, options.retry?.times ?? 3),
-    base: Duration.decode(options.retry?.base ?? "200 millis"),
-    max: Duration.decode(options.retry?.max ?? "10 seconds")
-  }
 
   const namespaceFor = <A extends HasMetadata>(
     resource: Resource.Resource<A>,
@@ -206,7 +157,7 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
         Effect.try({ try: () => spec.run(target), catch: toApiError })
       )
     }).pipe(Effect.mapError(toKubeError(info)), timeoutOf(info))
-    return spec.idempotent === "never" ? attempt : withRetry(attempt, policy, spec.idempotent)
+    return spec.idempotent === "never" ? attempt : Kube.withRetry(attempt, options.retry, spec.idempotent)
   }
 
   const decodeWith = <A extends HasMetadata>(resource: Resource.Resource<A>, info: KubeError.RequestInfo) =>
@@ -292,31 +243,7 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
     )
   }
 
-  const listAll = <A extends HasMetadata>(
-    resource: Resource.Resource<A>,
-    options?: KubeClient.ListOptions
-  ): Effect.Effect<KubeClient.ObjectList<A>, KubeError.KubeError> =>
-    Effect.gen(function*() {
-      const limit = options?.limit ?? 500
-      const items: Array<A> = []
-      const undecodable: Array<KubeError.Decode> = []
-      let token = options?.continue
-      let resourceVersion = ""
-      do {
-        const page: KubeClient.ObjectList<A> = yield* list(resource, {
-          ...options,
-          limit,
-          continue: token,
-          resourceVersion: token === undefined ? options?.resourceVersion : undefined,
-          resourceVersionMatch: token === undefined ? options?.resourceVersionMatch : undefined
-        })
-        for (const item of page.items) items.push(item)
-        for (const e of page.undecodable) undecodable.push(e)
-        resourceVersion = page.resourceVersion
-        token = page.continue
-      } while (token !== undefined)
-      return { items, resourceVersion, continue: undefined, remainingItemCount: undefined, undecodable }
-    })
+  const listAll = KubeClient.paginate(list)
 
   const fieldManagerOf = (explicit: string | undefined): string => nonEmpty(explicit) ?? defaultFieldManager
 

@@ -6,11 +6,12 @@
  * the client's event loop and its objects are not on the client's heap. ConfigMaps are created directly in the
  * TestCluster behind it (no HTTP).
  *
- * (a) Cold sync of 10,000 and 100,000 ConfigMaps (~400 bytes each): time until our informer is synced (default
- *     paging, 500 per page; and one page) vs `await makeInformer(...).start()` (one unpaginated list through
- *     `CoreV1Api.listNamespacedConfigMap`, as its docs do). Also the server's own cost of those lists (in the
- *     worker, no HTTP) and a raw HTTPS fetch of the same pages (no parsing) — the floor of any client.
- * (b) Heap bytes per cached object: (used heap after sync − before) / N, both after full GCs — ours with the
+ * (a) Cold sync of 10,000 and 100,000 ConfigMaps (~410 bytes of JSON each, ~740 with managedFields): time until
+ *     our informer is synced (default paging, 500 per page; and one page) vs `await makeInformer(...).start()`
+ *     (one unpaginated list through `CoreV1Api.listNamespacedConfigMap`, as its docs do). Also the server's own
+ *     cost of those lists (in the worker, no HTTP) and a raw HTTPS fetch of the same pages (no parsing) — the
+ *     floor of any client.
+ * (b) Heap bytes per cached object: (used heap after sync − baseline) / N, after full GCs — ours with the
  *     default transform (managedFields stripped), ours with `transform: (o) => o` (kept), makeInformer (kept: it
  *     has no transform).
  * (c) Steady watch throughput: M updates are in the server's history; each client watches from before them, so
@@ -72,11 +73,12 @@ const configMap = (namespace: string, i: number, round = 0) => ({
   },
   data: {
     "log-level": round % 2 === 0 ? "info" : "debug",
-    "feature-flags": "alpha=false,beta=true,gamma=false",
     endpoint: `https://service-${i % 64}.bench.svc.cluster.local:8443/api`,
     round: String(round)
   }
 })
+
+const sampleName = configMap("", 0).metadata.name
 
 const serve = Effect.gen(function*() {
   const server = yield* TestApiServer.TestApiServer
@@ -102,7 +104,7 @@ const serve = Effect.gen(function*() {
         })
       case "sample":
         return Effect.map(
-          ok(cluster.get({ apiVersion: "v1", kind: "ConfigMap", namespace: command.namespace, name: "settings-000000" })),
+          ok(cluster.get({ apiVersion: "v1", kind: "ConfigMap", namespace: command.namespace, name: sampleName })),
           (object) => {
             const { managedFields: _, ...metadata } = object.metadata
             return {
@@ -173,6 +175,19 @@ const heapUsed = (): number => {
   return v8.getHeapStatistics().used_heap_size
 }
 
+/** Lets the previous run's sockets close and its objects become garbage, then collects: the heap baseline. */
+const settle = async (): Promise<number> => {
+  await new Promise((resolve) => setTimeout(resolve, 250))
+  return heapUsed()
+}
+
+/**
+ * Heap bytes per object: (heap with the cache − baseline) / n, where the baseline is the lower of the heap before
+ * the run and after it was stopped (garbage of a previous run still reachable raises one of them, never both).
+ */
+const perObject = (before: number, after: number, released: number, n: number) =>
+  (after - Math.min(before, released)) / n
+
 const startServer = () =>
   new Promise<{ readonly ready: Ready; readonly call: (command: Command) => Promise<any>; readonly stop: () => void }>(
     (resolve, reject) => {
@@ -225,22 +240,24 @@ const main = async () => {
     KubeClient.layer.pipe(Layer.provideMerge(Kube.layerFromFile(ready.kubeconfigPath)))
   )
 
-  const oursSync = (namespace: string, n: number, options: Informer.Options<Resource.ConfigMap>) =>
-    ours.runPromise(Effect.gen(function*() {
+  const oursSync = async (namespace: string, n: number, options: Informer.Options<Resource.ConfigMap>) => {
+    const before = await settle()
+    const { millis, after } = await ours.runPromise(Effect.gen(function*() {
       const client = yield* KubeClient.KubeClient
-      const before = heapUsed()
       const t0 = performance.now()
       const cache = yield* Cache.make((r, s) => Cache.listWatch(client, r, s), { informer: options })
       const informer = yield* cache.informer(Resource.ConfigMap, { namespace })
       yield* informer.synced
       const millis = performance.now() - t0
       if (informer.store.size() !== n) throw new Error(`ours: ${informer.store.size()} objects, expected ${n}`)
-      const after = heapUsed()
-      return { millis, bytesPerObject: (after - before) / n } satisfies SyncRun
+      return { millis, after: heapUsed() }
     }).pipe(Effect.scoped))
+    const released = await settle()
+    return { millis, bytesPerObject: perObject(before, after, released, n) } satisfies SyncRun
+  }
 
   const theirsSync = async (namespace: string, n: number): Promise<SyncRun> => {
-    const before = heapUsed()
+    const before = await settle()
     const t0 = performance.now()
     const informer = k8s.makeInformer(
       kc,
@@ -249,10 +266,12 @@ const main = async () => {
     )
     await informer.start()
     const millis = performance.now() - t0
-    if (informer.list(namespace).length !== n) throw new Error(`makeInformer: ${informer.list(namespace).length} objects`)
+    const stored = informer.list(namespace).length
+    if (stored !== n) throw new Error(`makeInformer: ${stored} objects, expected ${n}`)
     const after = heapUsed()
     await informer.stop()
-    return { millis, bytesPerObject: (after - before) / n }
+    const released = await settle()
+    return { millis, bytesPerObject: perObject(before, after, released, n) }
   }
 
   /** GETs every page over HTTPS and reads the bodies without parsing them (the continue token is cut out). */
@@ -282,7 +301,7 @@ const main = async () => {
     return performance.now() - t0
   }
 
-  const sync = async (n: number, runs: number, heavyRuns: number) => {
+  const sync = async (n: number, runs: number, heavyRuns: number, cleanUp: boolean) => {
     const namespace = `bench-${n}`
     log(`populating ${n} ConfigMaps…`)
     await server.call({ op: "populate", namespace, count: n })
@@ -306,7 +325,8 @@ const main = async () => {
     log(`  ${n}: server-side list cost ${round(serverPaged.millis)} ms (500/page, ${serverPaged.pages} pages), ${
       round(serverSingle.millis)
     } ms (one page); raw HTTPS fetch ${round(rawPaged)} / ${round(rawSingle)} ms`)
-    await server.call({ op: "deleteNamespace", namespace })
+    // (deleting a namespace is quadratic in the testkit: the large one stays)
+    if (cleanUp) await server.call({ op: "deleteNamespace", namespace })
     return {
       objects: n,
       objectBytes: sample,
@@ -316,7 +336,17 @@ const main = async () => {
       oursOnePageMsRuns: oursOnePage.map((r) => round(r.millis)),
       makeInformerMs: round(best(theirs.map((r) => r.millis))),
       makeInformerMsRuns: theirs.map((r) => round(r.millis)),
-      serverListMs: { paged500: round(serverPaged.millis), onePage: round(serverSingle.millis), pages: serverPaged.pages },
+      serverListMs: {
+        paged500: round(serverPaged.millis),
+        onePage: round(serverSingle.millis),
+        pages: serverPaged.pages
+      },
+      // what is left of each sync once a client that only reads the same bytes is taken away
+      clientSideMs: {
+        ours: round(best(oursDefault.map((r) => r.millis)) - rawPaged),
+        oursOnePage: round(best(oursOnePage.map((r) => r.millis)) - rawSingle),
+        makeInformer: round(best(theirs.map((r) => r.millis)) - rawSingle)
+      },
       rawHttpsFetchMs: { paged500: round(rawPaged), onePage: round(rawSingle) },
       heapBytesPerObject: {
         ours: round(best(oursDefault.concat(oursOnePage).map((r) => r.bytesPerObject))),
@@ -327,8 +357,8 @@ const main = async () => {
   }
 
   // (a) + (b)
-  const small = await sync(SMALL, 3, 3)
-  const large = await sync(LARGE, 2, 1)
+  const small = await sync(SMALL, 3, 3, true)
+  const large = await sync(LARGE, 2, 1, false)
 
   // (c) watch throughput
   const namespace = "bench-watch"
@@ -337,6 +367,19 @@ const main = async () => {
   const { from } = await server.call({ op: "updates", namespace, objects: WATCH_OBJECTS, count: EVENTS }) as {
     from: string
   }
+
+  /** The raw watch stream of our KubeClient (HTTP, line splitting, JSON.parse, decode), no watcher. */
+  const clientWatch = () =>
+    ours.runPromise(Effect.gen(function*() {
+      const client = yield* KubeClient.KubeClient
+      let count = 0
+      const t0 = performance.now()
+      yield* client.watch(Resource.ConfigMap, { namespace, resourceVersion: from }).pipe(
+        Stream.takeWhile(() => ++count < EVENTS),
+        Stream.runDrain
+      )
+      return EVENTS / ((performance.now() - t0) / 1000)
+    }))
 
   const oursWatch = (level: "informer" | "watcher") =>
     ours.runPromise(Effect.gen(function*() {
@@ -388,8 +431,11 @@ const main = async () => {
     return EVENTS / ((t1 - t0) / 1000)
   }
 
-  /** Reads the same watch over raw HTTPS, splitting lines and `JSON.parse`-ing each; returns the lines too. */
-  const rawWatch = () =>
+  /**
+   * Reads the same watch over raw HTTPS, splitting lines and `JSON.parse`-ing each (or not: then it measures the
+   * server and the transport alone); returns the lines too.
+   */
+  const rawWatch = (parse: boolean) =>
     new Promise<{ readonly perSec: number; readonly lines: ReadonlyArray<string> }>((resolve, reject) => {
       const t0 = performance.now()
       const lines: Array<string> = []
@@ -406,7 +452,7 @@ const main = async () => {
             while ((end = text.indexOf("\n", start)) >= 0) {
               const line = text.slice(start, end)
               start = end + 1
-              JSON.parse(line)
+              if (parse) JSON.parse(line)
               lines.push(line)
               if (lines.length === EVENTS) {
                 resolve({ perSec: EVENTS / ((performance.now() - t0) / 1000), lines })
@@ -428,19 +474,31 @@ const main = async () => {
     return n / ((performance.now() - t0) / 1000)
   }
 
-  const watchRuns = { informer: [] as Array<number>, watcher: [] as Array<number>, theirs: [] as Array<number> }
+  const watchRuns = {
+    informer: [] as Array<number>,
+    watcher: [] as Array<number>,
+    client: [] as Array<number>,
+    theirs: [] as Array<number>
+  }
   const rawRuns: Array<number> = []
+  const transportRuns: Array<number> = []
   const parseRuns: Array<number> = []
   for (let r = 0; r < 3; r++) {
     watchRuns.theirs.push(await theirsWatch())
     watchRuns.informer.push(await oursWatch("informer"))
     watchRuns.watcher.push(await oursWatch("watcher"))
-    const raw = await rawWatch()
+    watchRuns.client.push(await clientWatch())
+    transportRuns.push((await rawWatch(false)).perSec)
+    const raw = await rawWatch(true)
     rawRuns.push(raw.perSec)
     parseRuns.push(parseLimit(raw.lines))
     log(`  watch run ${r + 1}: ours ${round(watchRuns.informer.at(-1)!)} ev/s (informer), ${
       round(watchRuns.watcher.at(-1)!)
-    } (watcher), makeInformer ${round(watchRuns.theirs.at(-1)!)}, raw HTTPS+parse ${round(raw.perSec)}, parse ${
+    } (watcher), ${round(watchRuns.client.at(-1)!)} (client stream), makeInformer ${
+      round(watchRuns.theirs.at(-1)!)
+    }, raw HTTPS+parse ${round(raw.perSec)} (read only ${
+      round(transportRuns.at(-1)!)
+    }), parse ${
       round(parseRuns.at(-1)!)
     }`)
   }
@@ -460,6 +518,7 @@ const main = async () => {
     syncRatio100k: round(large.oursMs / large.makeInformerMs, 3),
     syncRatio10k: round(small.oursMs / small.makeInformerMs, 3),
     syncRatio100kOnePage: round(large.oursOnePageMs / large.makeInformerMs, 3),
+    syncRatio100kClientSide: round(large.clientSideMs.ours / large.clientSideMs.makeInformer, 3),
     memoryRatio: round(large.heapBytesPerObject.ours / large.heapBytesPerObject.makeInformer, 3),
     memoryRatioKeepManagedFields: round(
       large.heapBytesPerObject.oursKeepManagedFields / large.heapBytesPerObject.makeInformer,
@@ -469,7 +528,9 @@ const main = async () => {
     informerEventsPerSec: round(informerEventsPerSec),
     parseLimitEventsPerSec: round(parseLimitEventsPerSec),
     watcherEventsPerSec: round(top(watchRuns.watcher)),
+    clientWatchEventsPerSec: round(top(watchRuns.client)),
     rawHttpsParseEventsPerSec: round(top(rawRuns)),
+    rawHttpsReadEventsPerSec: round(top(transportRuns)),
     watchVsParseLimit: round(watchEventsPerSec / parseLimitEventsPerSec, 3),
     watchVsMakeInformer: round(watchEventsPerSec / informerEventsPerSec, 3),
     sync: { small, large },
@@ -479,8 +540,10 @@ const main = async () => {
       runs: {
         oursInformer: watchRuns.informer.map((x) => round(x)),
         oursWatcher: watchRuns.watcher.map((x) => round(x)),
+        oursClientStream: watchRuns.client.map((x) => round(x)),
         makeInformer: watchRuns.theirs.map((x) => round(x)),
         rawHttpsParse: rawRuns.map((x) => round(x)),
+        rawHttpsRead: transportRuns.map((x) => round(x)),
         parse: parseRuns.map((x) => round(x))
       }
     },
@@ -489,7 +552,8 @@ const main = async () => {
       "its defaults (500 per page) and with one page; makeInformer lists everything in one request " +
       "(listNamespacedConfigMap, typed deserialization) and `start()` resolves once the list is stored and the " +
       "watch request is open. serverListMs is the TestCluster's own cost of those lists (no HTTP); rawHttpsFetchMs " +
-      "a client that only reads the bytes. Heap: used heap after full GCs, (after sync − before) / N; makeInformer " +
+      "a client that only reads the bytes; clientSideMs = sync − rawHttpsFetchMs. Heap: used heap after full GCs, " +
+      "(with the cache − the lower of before and after it) / N; makeInformer " +
       "always keeps managedFields. Watch: events per second through our Informer to a subscriber " +
       "(watchEventsPerSec), the bare Watcher stream, makeInformer's add/update callbacks (informerEventsPerSec), " +
       "raw HTTPS + JSON.parse, and JSON.parse of the same lines in memory (parseLimitEventsPerSec); best of 3. " +

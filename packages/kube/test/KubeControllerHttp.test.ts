@@ -49,7 +49,12 @@ const apply = (object: KubeObject) =>
   Effect.flatMap(TestCluster.TestCluster, (cluster) =>
     Effect.orDie(cluster.apply(object, { fieldManager: "test", force: true })))
 
-const configMap = (namespace: string, name: string, data: Record<string, string>, annotations?: Record<string, string>) =>
+const configMap = (
+  namespace: string,
+  name: string,
+  data: Record<string, string>,
+  annotations?: Record<string, string>
+) =>
   apply({
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -118,7 +123,12 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
       yield* cluster.create(Resource.crdManifest(WebApp) as unknown as KubeObject).pipe(Effect.ignore)
       const ns = yield* freshNamespace
       const app = (name: string) =>
-        apply({ apiVersion: "example.com/v1", kind: "WebApp", metadata: { name, namespace: ns }, spec: { image: name } })
+        apply({
+          apiVersion: "example.com/v1",
+          kind: "WebApp",
+          metadata: { name, namespace: ns },
+          spec: { image: name }
+        })
       const shop = yield* app("shop")
       const other = yield* app("other")
       const ref = (o: KubeObject, controller: boolean) => ({
@@ -130,7 +140,8 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
       })
       yield* deployment(ns, "shop", 1, [ref(shop, true)])
       yield* deployment(ns, "loose", 1, [ref(other, false)]) // owned, not controlled
-      yield* deployment(ns, "foreign", 1, [{ apiVersion: "v1", kind: "ConfigMap", name: "cfg", uid: "u-1", controller: true }])
+      const foreign = { apiVersion: "v1", kind: "ConfigMap", name: "cfg", uid: "u-1", controller: true }
+      yield* deployment(ns, "foreign", 1, [foreign]) // controlled by another kind
 
       const cache = yield* makeCache
       const deployments = yield* cache.informer(Resource.Deployment, { namespace: ns })
@@ -151,7 +162,7 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
       const mark = seen.length
 
       yield* deployment(ns, "loose", 2, [ref(other, false)])
-      yield* deployment(ns, "foreign", 2, [{ apiVersion: "v1", kind: "ConfigMap", name: "cfg", uid: "u-1", controller: true }])
+      yield* deployment(ns, "foreign", 2, [foreign])
       yield* deployment(ns, "shop", 3, [ref(shop, true)])
       // the three changes come in this order on one watch, and one worker takes the queue in order: anything the
       // first two had enqueued is reconciled before "shop:3"
@@ -171,8 +182,10 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
       yield* configMap(ns, "app-2", {}, { [secretRef]: "db" })
       yield* configMap(ns, "app-3", {}, { [secretRef]: "other" })
       yield* configMap(ns, "sentinel", {})
-      yield* apply({ apiVersion: "v1", kind: "Secret", metadata: { name: "db", namespace: ns, labels: { version: "1" } } })
-      yield* apply({ apiVersion: "v1", kind: "Secret", metadata: { name: "other", namespace: ns, labels: { version: "1" } } })
+      const secret = (name: string, version: string) =>
+        apply({ apiVersion: "v1", kind: "Secret", metadata: { name, namespace: ns, labels: { version } } })
+      yield* secret("db", "1")
+      yield* secret("other", "1")
 
       const cache = yield* makeCache
       const configMaps = yield* cache.informer(Resource.ConfigMap, { namespace: ns })
@@ -207,7 +220,7 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
       yield* eventually(check(() => assert.includeMembers(seen, ["app-1:1", "app-2:1", "app-3:1", "sentinel:-"])))
       const mark = seen.length
 
-      yield* apply({ apiVersion: "v1", kind: "Secret", metadata: { name: "db", namespace: ns, labels: { version: "2" } } })
+      yield* secret("db", "2")
       yield* eventually(check(() => assert.includeMembers(seen.slice(mark), ["app-1:2", "app-2:2"])))
       yield* configMap(ns, "sentinel", { v: "2" })
       yield* eventually(check(() => assert.include(seen.slice(mark), "sentinel:-")))

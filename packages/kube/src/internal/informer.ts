@@ -80,25 +80,37 @@ export const make = <A extends HasMetadata>(
 ) =>
   Effect.gen(function*() {
     const reflector = new Reflector<A>(options.transform ?? stripManagedFields)
-    const pubsub = yield* PubSub.unbounded<Event.Event<A>>()
+    // Every batch of events is numbered, and applying it to the store and publishing it happen in
+    // one synchronous step. A subscriber notes the number its snapshot of the store corresponds to
+    // and skips older batches still in its queue: nothing is seen twice, nothing is missed.
+    let published = 0
+    const pubsub = yield* PubSub.unbounded<readonly [number, ReadonlyArray<Event.Event<A>>]>()
     const synced = yield* Deferred.make<void>()
     yield* Watch.watch(listWatch, options.watcher).pipe(
       Stream.runForEach((event) =>
         Effect.suspend(() => {
           const events = reflector.apply(event)
-          const publish = events.length === 0 ? Effect.void : PubSub.publishAll(pubsub, events)
-          return event._tag === "InitDone" ? Effect.zipRight(publish, Deferred.succeed(synced, undefined)) : publish
+          if (events.length > 0) pubsub.unsafeOffer([++published, events])
+          return event._tag === "InitDone" ? Deferred.succeed(synced, undefined) : Effect.void
         })
       ),
       Effect.forkScoped
     )
     const events: Stream.Stream<Event.Event<A>> = Stream.unwrapScoped(
-      Effect.map(PubSub.subscribe(pubsub), (subscription) => {
-        const existing = reflector.synced
-          ? reflector.store.list().map((object) => Event.create(object, { initial: true }))
-          : []
-        return Stream.concat(Stream.fromIterable(existing), Stream.fromQueue(subscription))
-      })
+      Effect.flatMap(PubSub.subscribe(pubsub), (subscription) =>
+        Effect.sync(() => {
+          const seen = published
+          const existing = reflector.synced
+            ? reflector.store.list().map((object) => Event.create(object, { initial: true }))
+            : []
+          return Stream.concat(
+            Stream.fromIterable(existing),
+            Stream.fromQueue(subscription).pipe(
+              Stream.filter(([n]) => n > seen),
+              Stream.mapConcat(([, batch]) => batch)
+            )
+          )
+        }))
     )
     const informer: Informer.Informer<A> = {
       name: listWatch.name,

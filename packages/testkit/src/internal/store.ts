@@ -184,6 +184,20 @@ export class Core {
     return this.present(rt, obj)
   }
 
+  /** The sorted keys and objects of `rt` at `at`: computed once per list, reused by its continue pages. */
+  private listCache: { readonly storage: string; readonly at: number; readonly keys: Array<string>; readonly source: Map<string, Obj> } | undefined
+
+  private listSnapshot(rt: ResourceType, at: number): { readonly keys: Array<string>; readonly source: Map<string, Obj> } {
+    const storage = storageKey(rt)
+    const cached = this.listCache
+    if (cached !== undefined && cached.storage === storage && cached.at === at) return cached
+    // A copy even of the current state: later writes must not change what this list's pages see.
+    const source = at === this.rv ? new Map(this.store(rt)) : this.snapshot(rt, at)
+    const keys = [...source.keys()].sort()
+    this.listCache = { storage, at, keys, source }
+    return this.listCache
+  }
+
   private snapshot(rt: ResourceType, at: number): Map<string, Obj> {
     const storage = storageKey(rt)
     const out = new Map(this.store(rt))
@@ -225,23 +239,30 @@ export class Core {
         })
       }
     }
-    const source = at === this.rv ? this.store(rt) : this.snapshot(rt, at)
-    const keys = [...source.keys()].sort()
-    const selected: Array<readonly [string, Obj]> = []
-    for (const key of keys) {
-      if (startAfter !== undefined && key <= startAfter) continue
-      const obj = source.get(key)!
-      if (this.matchesScope(rt, namespace, labels, fields, obj)) selected.push([key, obj])
-    }
+    const { keys, source } = this.listSnapshot(rt, at)
     const limit = options.limit !== undefined && options.limit > 0 ? options.limit : undefined
-    const page = limit === undefined ? selected : selected.slice(0, limit)
-    const more = limit !== undefined && selected.length > limit
+    const page: Array<readonly [string, Obj]> = []
+    let i = startAfter === undefined ? 0 : upperBound(keys, startAfter)
+    let more = false
+    for (; i < keys.length; i++) {
+      const obj = source.get(keys[i]!)!
+      if (!this.matchesScope(rt, namespace, labels, fields, obj)) continue
+      if (limit !== undefined && page.length === limit) {
+        more = true
+        break
+      }
+      page.push([keys[i]!, obj])
+    }
     const metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } = {
       resourceVersion: String(at)
     }
     if (more) {
       metadata.continue = encodeContinue(at, page[page.length - 1]![0])
-      if (labels.length === 0 && fields.length === 0) metadata.remainingItemCount = selected.length - page.length
+      if (labels.length === 0 && fields.length === 0) {
+        let remaining = 0
+        for (; i < keys.length; i++) if (this.matchesScope(rt, namespace, labels, fields, source.get(keys[i]!)!)) remaining++
+        metadata.remainingItemCount = remaining
+      }
     }
     return {
       apiVersion: apiVersionOf(rt),
@@ -881,4 +902,16 @@ const decodeContinue = (token: string): { readonly rv: number; readonly start: s
     // fall through
   }
   throw badRequest("continue key is not valid: invalid continue token")
+}
+
+/** The index of the first key greater than `key` in sorted `keys`. */
+const upperBound = (keys: ReadonlyArray<string>, key: string): number => {
+  let lo = 0
+  let hi = keys.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (keys[mid]! <= key) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }

@@ -87,11 +87,17 @@ export const make = <A extends HasMetadata>(
     const pubsub = yield* PubSub.unbounded<readonly [number, ReadonlyArray<Event.Event<A>>]>()
     const synced = yield* Deferred.make<void>()
     yield* Watch.watch(listWatch, options.watcher).pipe(
-      Stream.runForEach((event) =>
+      Stream.runForEachChunk((chunk) =>
         Effect.suspend(() => {
-          const events = reflector.apply(event)
-          if (events.length > 0) pubsub.unsafeOffer([++published, events])
-          return event._tag === "InitDone" ? Deferred.succeed(synced, undefined) : Effect.void
+          let initDone = false
+          const batch: Array<Event.Event<A>> = []
+          for (const event of chunk) {
+            const events = reflector.apply(event)
+            for (const e of events) batch.push(e)
+            if (event._tag === "InitDone") initDone = true
+          }
+          if (batch.length > 0) pubsub.unsafeOffer([++published, batch])
+          return initDone ? Deferred.succeed(synced, undefined) : Effect.void
         })
       ),
       Effect.forkScoped

@@ -82,16 +82,36 @@ export const parseWatchStream = <A extends ObjectMeta.HasMetadata, E, R>(
   resource: Resource.Resource<A>,
   bytes: Stream.Stream<Uint8Array, E, R>
 ): Stream.Stream<KubeClient.WatchEvent<A>, E, R> =>
-  bytes.pipe(
-    Stream.decodeText(),
-    Stream.splitLines,
-    Stream.mapChunksEffect((lines) =>
-      Effect.map(
-        Effect.forEach(Chunk.filter(lines, (l) => l.trim() !== ""), (line) => parseWatchLine(resource, line)),
-        Chunk.unsafeFromArray
-      )
+  Stream.suspend(() => {
+    // One stage for decoding, line splitting and parsing: a watch often arrives one event per
+    // network chunk, and every extra stream stage costs more per chunk than parsing the line.
+    const decoder = new TextDecoder()
+    let pending = ""
+    const parseLines = (text: string, last: boolean) => {
+      pending += text
+      const lines: Array<string> = []
+      let start = 0
+      for (let end = pending.indexOf("\n"); end >= 0; end = pending.indexOf("\n", start)) {
+        const line = pending.slice(start, end)
+        if (line.trim() !== "") lines.push(line)
+        start = end + 1
+      }
+      pending = pending.slice(start)
+      if (last && pending.trim() !== "") {
+        lines.push(pending)
+        pending = ""
+      }
+      return Effect.map(Effect.forEach(lines, (line) => parseWatchLine(resource, line)), Chunk.unsafeFromArray)
+    }
+    return Stream.concat(
+      Stream.mapChunksEffect(bytes, (chunks) => {
+        let text = ""
+        for (const chunk of chunks) text += decoder.decode(chunk, { stream: true })
+        return parseLines(text, false)
+      }),
+      Stream.flattenChunks(Stream.fromEffect(Effect.suspend(() => parseLines(decoder.decode(), true))))
     )
-  )
+  })
 
 /** @internal */
 export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube> = Effect.map(Kube.Kube, (kube) => {

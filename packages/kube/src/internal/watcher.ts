@@ -172,29 +172,49 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
         listWatch.watch({ resourceVersion: state.resourceVersion!, allowWatchBookmarks: true, timeoutSeconds })
       ).pipe(
         idle(idleTimeout),
-        Stream.mapEffect((event): Effect.Effect<ReadonlyArray<Watcher.WatcherEvent<A>>, KubeError.KubeError | Relist> => {
-          switch (event._tag) {
-            case "Added":
-            case "Modified":
-            case "Deleted": {
-              const rv = listWatch.resourceVersion(event.object)
-              if (rv !== undefined) state.resourceVersion = rv
-              const out = event._tag === "Deleted"
-                ? WatcherEvent.Delete({ object: event.object })
-                : WatcherEvent.Apply({ object: event.object })
-              return Effect.as(progress, [out])
+        // A whole chunk at a time, synchronously: per-event effects cost more than the work itself.
+        // The resourceVersion advances only when the chunk's events are emitted, so an error in the
+        // middle of a chunk resumes from before it (the server replays) and nothing is skipped.
+        Stream.mapChunksEffect((chunk) => {
+          const out: Array<Watcher.WatcherEvent<A>> = []
+          const undecodable: Array<KubeError.Decode> = []
+          let resourceVersion = state.resourceVersion
+          let progressed = false
+          for (const event of chunk) {
+            switch (event._tag) {
+              case "Added":
+              case "Modified":
+              case "Deleted": {
+                resourceVersion = listWatch.resourceVersion(event.object) ?? resourceVersion
+                progressed = true
+                out.push(
+                  event._tag === "Deleted"
+                    ? WatcherEvent.Delete({ object: event.object })
+                    : WatcherEvent.Apply({ object: event.object })
+                )
+                break
+              }
+              case "Bookmark":
+                resourceVersion = event.resourceVersion
+                progressed = true
+                break
+              case "Error":
+                return Effect.zipRight(
+                  Effect.forEach(undecodable, skipUndecodable, { discard: true }),
+                  Effect.fail(event.error._tag === "Gone" ? new Relist() : event.error)
+                )
+              case "Undecodable":
+                undecodable.push(event.error)
+                break
             }
-            case "Bookmark":
-              state.resourceVersion = event.resourceVersion
-              return Effect.as(progress, [])
-            case "Error":
-              return Effect.fail(event.error._tag === "Gone" ? new Relist() : event.error)
-            case "Undecodable":
-              return Effect.as(skipUndecodable(event.error), [])
           }
-        }),
-        // not `flatMap(fromIterable)`: a stream per event costs ~45 µs, 7× the rest of the watcher's work per event
-        Stream.mapConcat((events) => events)
+          state.resourceVersion = resourceVersion
+          if (progressed) state.failures = 0
+          const emitted = Chunk.unsafeFromArray(out)
+          return undecodable.length === 0
+            ? Effect.succeed(emitted)
+            : Effect.as(Effect.forEach(undecodable, skipUndecodable, { discard: true }), emitted)
+        })
       )
 
     const phase = Stream.suspend(() => state.resourceVersion === undefined ? listPhase : watchPhase).pipe(

@@ -11,7 +11,7 @@ import * as Cache from "../src/Cache.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
-import { kubeLayer, makeEnv } from "./support/env.js"
+import { kubeLayer, makeEnv, check, eventually, freshNamespace as freshNamespaceIn } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
@@ -21,28 +21,7 @@ const TestLayer = KubeClient.layer.pipe(
   Layer.merge(Logger.minimumLogLevel(LogLevel.Error))
 )
 
-/** Polls `check` every 10 ms until it succeeds; after `within` ms its last failure is the test's. */
-const eventually = <A, E, R>(check: Effect.Effect<A, E, R>, within = 5_000): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
-    const deadline = Date.now() + within
-    const loop: Effect.Effect<A, E, R> = Effect.catchAllCause(
-      check,
-      (cause) => Date.now() > deadline ? Effect.failCause(cause) : Effect.zipRight(Effect.sleep("10 millis"), loop)
-    )
-    return loop
-  })
-
-const check = (f: () => void) => Effect.sync(f)
-
-let namespaces = 0
-const freshNamespace = Effect.gen(function*() {
-  const cluster = yield* TestCluster.TestCluster
-  const faults = yield* Faults.Faults
-  const name = `ctrl-${++namespaces}`
-  yield* Effect.orDie(cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } }))
-  yield* Effect.addFinalizer(() => faults.reset)
-  return name
-})
+const freshNamespace = freshNamespaceIn("ctrl")
 
 /** Server-side apply in-process (create or update); returns the stored object. */
 const apply = (object: KubeObject) =>

@@ -16,7 +16,7 @@ import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
 import type * as Watcher from "../src/Watcher.js"
-import { countRequests, kubeLayer, makeEnv } from "./support/env.js"
+import { countRequests, kubeLayer, makeEnv, check, eventually, freshNamespace as freshNamespaceIn } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
@@ -29,29 +29,7 @@ const TestLayer = KubeClient.layer.pipe(
 // ---------------------------------------------------------------------------------------------------------------
 // helpers
 
-/** Polls `check` every 10 ms until it succeeds; after `within` ms its last failure is the test's. */
-const eventually = <A, E, R>(check: Effect.Effect<A, E, R>, within = 5_000): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
-    const deadline = Date.now() + within
-    const loop: Effect.Effect<A, E, R> = Effect.catchAllCause(
-      check,
-      (cause) => Date.now() > deadline ? Effect.failCause(cause) : Effect.zipRight(Effect.sleep("10 millis"), loop)
-    )
-    return loop
-  })
-
-const check = (f: () => void) => Effect.sync(f)
-
-let namespaces = 0
-/** A fresh namespace, and faults reset when the test ends. */
-const freshNamespace = Effect.gen(function*() {
-  const cluster = yield* TestCluster.TestCluster
-  const faults = yield* Faults.Faults
-  const name = `watch-${++namespaces}`
-  yield* Effect.orDie(cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } }))
-  yield* Effect.addFinalizer(() => faults.reset)
-  return name
-})
+const freshNamespace = freshNamespaceIn("watch")
 
 /** Creates or updates ConfigMap `name` (server-side apply, in-process); returns the stored object. */
 const put = (namespace: string, name: string, value: string) =>

@@ -3,7 +3,7 @@
  * and a log of the requests it served (to count retries).
  */
 import { Effect, Layer } from "effect"
-import { Faults, TestApiServer } from "@reconcile/testkit"
+import { Faults, TestApiServer, TestCluster } from "@reconcile/testkit"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -45,3 +45,29 @@ export const tempFile = (name: string, content: string): string => {
   fs.writeFileSync(file, content)
   return file
 }
+
+/** Polls `check` every 10 ms until it succeeds; after `within` ms its last failure is the test's. */
+export const eventually = <A, E, R>(check: Effect.Effect<A, E, R>, within = 5_000): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    const deadline = Date.now() + within
+    const loop: Effect.Effect<A, E, R> = Effect.catchAllCause(
+      check,
+      (cause) => Date.now() > deadline ? Effect.failCause(cause) : Effect.zipRight(Effect.sleep("10 millis"), loop)
+    )
+    return loop
+  })
+
+/** An assertion as an Effect, to retry with `eventually`. */
+export const check = (f: () => void) => Effect.sync(f)
+
+let namespaces = 0
+/** A fresh namespace (named `prefix-N`), and faults reset when the test ends. */
+export const freshNamespace = (prefix: string) =>
+  Effect.gen(function*() {
+    const cluster = yield* TestCluster.TestCluster
+    const faults = yield* Faults.Faults
+    const name = `${prefix}-${++namespaces}`
+    yield* Effect.orDie(cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } }))
+    yield* Effect.addFinalizer(() => faults.reset)
+    return name
+  })

@@ -32,16 +32,19 @@ const labelsOf = (app: WebApp) => ({
   "app.kubernetes.io/managed-by": fieldManager
 })
 
+/** The metadata of an object the app owns: same name and namespace, its labels, the app as controller. */
+const ownedMetadata = (app: WebApp, owner: OwnerRef) => ({
+  name: app.metadata.name!,
+  namespace: app.metadata.namespace!,
+  labels: labelsOf(app),
+  ownerReferences: [owner]
+})
+
 /** The Deployment a WebApp wants. */
 export const desiredDeployment = (app: WebApp, owner: OwnerRef) => ({
   apiVersion: "apps/v1",
   kind: "Deployment",
-  metadata: {
-    name: app.metadata.name!,
-    namespace: app.metadata.namespace!,
-    labels: labelsOf(app),
-    ownerReferences: [owner]
-  },
+  metadata: ownedMetadata(app, owner),
   spec: {
     replicas: app.spec.replicas,
     selector: { matchLabels: labelsOf(app) },
@@ -58,12 +61,7 @@ export const desiredDeployment = (app: WebApp, owner: OwnerRef) => ({
 export const desiredService = (app: WebApp, owner: OwnerRef) => ({
   apiVersion: "v1",
   kind: "Service",
-  metadata: {
-    name: app.metadata.name!,
-    namespace: app.metadata.namespace!,
-    labels: labelsOf(app),
-    ownerReferences: [owner]
-  },
+  metadata: ownedMetadata(app, owner),
   spec: {
     selector: labelsOf(app),
     ports: [{ name: "http", port: app.spec.port, targetPort: app.spec.port }]

@@ -464,3 +464,16 @@ export const watch = <A extends ObjectMeta.HasMetadata>(
  * @category constructors
  */
 export const paginate: (list: KubeClient.Service["list"]) => KubeClient.Service["listAll"] = internal.paginate
+
+/**
+ * Decodes the items of a list response with `decode`, reporting the ones that
+ * do not decode in `undecodable` instead of failing (what `list` does). For
+ * alternative `KubeClient` implementations.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decodeItems: <A>(
+  raw: ReadonlyArray<unknown>,
+  decode: (u: unknown) => Effect.Effect<A, KubeError.Decode>
+) => Effect.Effect<{ readonly items: Array<A>; readonly undecodable: Array<KubeError.Decode> }> = internal.decodeItems

@@ -171,26 +171,13 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
           )
         }
         const meta = isRecord(body.metadata) ? body.metadata : {}
-        const items: Array<A> = []
-        const undecodable: Array<KubeError.Decode> = []
-        return Effect.as(
-          Effect.forEach(body.items, (item) =>
-            Effect.match(decodeWith(resource, info)(item), {
-              onFailure: (e) => {
-                undecodable.push(e)
-              },
-              onSuccess: (a) => {
-                items.push(a)
-              }
-            }), { discard: true }),
-          {
-            items,
-            resourceVersion: typeof meta.resourceVersion === "string" ? meta.resourceVersion : "",
-            continue: typeof meta.continue === "string" && meta.continue !== "" ? meta.continue : undefined,
-            remainingItemCount: typeof meta.remainingItemCount === "number" ? meta.remainingItemCount : undefined,
-            undecodable
-          }
-        )
+        return Effect.map(decodeItems(body.items, decodeWith(resource, info)), ({ items, undecodable }) => ({
+          items,
+          resourceVersion: typeof meta.resourceVersion === "string" ? meta.resourceVersion : "",
+          continue: typeof meta.continue === "string" && meta.continue !== "" ? meta.continue : undefined,
+          remainingItemCount: typeof meta.remainingItemCount === "number" ? meta.remainingItemCount : undefined,
+          undecodable
+        }))
       })
     )
   }
@@ -348,3 +335,29 @@ export const paginate = (list: KubeClient.KubeClient.Service["list"]): KubeClien
     } while (token !== undefined)
     return { items, resourceVersion, continue: undefined, remainingItemCount: undefined, undecodable }
   })
+
+/**
+ * Decodes list items, keeping the ones that do not decode apart instead of
+ * failing the list.
+ *
+ * @internal
+ */
+export const decodeItems = <A>(
+  raw: ReadonlyArray<unknown>,
+  decode: (u: unknown) => Effect.Effect<A, KubeError.Decode>
+): Effect.Effect<{ readonly items: Array<A>; readonly undecodable: Array<KubeError.Decode> }> => {
+  const items: Array<A> = []
+  const undecodable: Array<KubeError.Decode> = []
+  return Effect.as(
+    Effect.forEach(raw, (item) =>
+      Effect.match(decode(item), {
+        onFailure: (e) => {
+          undecodable.push(e)
+        },
+        onSuccess: (a) => {
+          items.push(a)
+        }
+      }), { discard: true }),
+    { items, undecodable }
+  )
+}

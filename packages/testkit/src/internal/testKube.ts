@@ -219,26 +219,13 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
       }
     }).pipe(
       Effect.flatMap((body) => {
-        const items: Array<A> = []
-        const undecodable: Array<KubeError.Decode> = []
-        return Effect.as(
-          Effect.forEach(body.items, (item) =>
-            Effect.match(decodeWith(resource, info)(item), {
-              onFailure: (e) => {
-                undecodable.push(e)
-              },
-              onSuccess: (a) => {
-                items.push(a)
-              }
-            }), { discard: true }),
-          {
-            items,
-            resourceVersion: body.metadata.resourceVersion,
-            continue: nonEmpty(body.metadata.continue),
-            remainingItemCount: body.metadata.remainingItemCount,
-            undecodable
-          }
-        )
+        return Effect.map(KubeClient.decodeItems(body.items, decodeWith(resource, info)), ({ items, undecodable }) => ({
+          items,
+          resourceVersion: body.metadata.resourceVersion,
+          continue: nonEmpty(body.metadata.continue),
+          remainingItemCount: body.metadata.remainingItemCount,
+          undecodable
+        }))
       })
     )
   }

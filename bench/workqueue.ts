@@ -94,7 +94,7 @@ const concurrentRound = (queue: Workqueue.Workqueue.Service, workers: number) =>
         if (remaining === 0) yield* queue.add("stop") // wake any worker still blocked in take
       }
     })
-    const fibers = yield* Effect.forEach(Array.from({ length: workers }), () => Effect.fork(worker))
+    const fibers = yield* Effect.forEach(Array.from({ length: workers }), () => Effect.forkChild(worker))
     for (const key of keys) {
       yield* queue.add(key)
       yield* queue.add(key)

@@ -45,7 +45,7 @@ export const LowPriority = -100
  * @category tags
  */
 export class PriorityWorkqueue
-  extends Context.Tag("@reconcile/workqueue/PriorityWorkqueue")<PriorityWorkqueue, PriorityWorkqueue.Service>()
+  extends Context.Service<PriorityWorkqueue, PriorityWorkqueue.Service>()("@reconcile/workqueue/PriorityWorkqueue")
 {}
 
 /**
@@ -60,7 +60,7 @@ export declare namespace PriorityWorkqueue {
    */
   export interface AddOptions {
     /** Delay before the key becomes ready. */
-    readonly after?: Duration.DurationInput | undefined
+    readonly after?: Duration.Input | undefined
     /** Use the rate limiter's delay (the smaller one wins when `after` is also given). */
     readonly rateLimited?: boolean | undefined
     /** Priority, default 0; higher is served first. */
@@ -107,7 +107,7 @@ export const make: (options: Workqueue.Workqueue.Options) => Effect.Effect<Prior
  * @category layers
  */
 export const layer = (options: Workqueue.Workqueue.Options): Layer.Layer<PriorityWorkqueue | Workqueue.Workqueue> =>
-  Layer.scopedContext(
+  Layer.effectContext(
     Effect.map(make(options), (queue) =>
       Context.make(PriorityWorkqueue, queue).pipe(Context.add(Workqueue.Workqueue, queue)))
   )

@@ -32,7 +32,9 @@ import type { InvalidRateLimiterOptions } from "./WorkqueueError.js"
  * @since 0.1.0
  * @category tags
  */
-export class RateLimiter extends Context.Tag("@reconcile/workqueue/RateLimiter")<RateLimiter, RateLimiter.Service>() {}
+export class RateLimiter
+  extends Context.Service<RateLimiter, RateLimiter.Service>()("@reconcile/workqueue/RateLimiter")
+{}
 
 /**
  * @since 0.1.0
@@ -59,8 +61,8 @@ export declare namespace RateLimiter {
  * @category models
  */
 export interface ExponentialOptions {
-  readonly base: Duration.DurationInput
-  readonly max: Duration.DurationInput
+  readonly base: Duration.Input
+  readonly max: Duration.Input
 }
 
 /**
@@ -81,8 +83,8 @@ export interface BucketOptions {
  * @category models
  */
 export interface FastSlowOptions {
-  readonly fast: Duration.DurationInput
-  readonly slow: Duration.DurationInput
+  readonly fast: Duration.Input
+  readonly slow: Duration.Input
   readonly maxFast: number
 }
 
@@ -145,7 +147,7 @@ export const maxOf = <E, R>(
  */
 export const withMaxWait = <E, R>(
   limiter: Effect.Effect<RateLimiter.Service, E, R>,
-  max: Duration.DurationInput
+  max: Duration.Input
 ): Effect.Effect<RateLimiter.Service, E, R> => Effect.map(limiter, (l) => internal.withMaxWait(l, max))
 
 /**

@@ -55,7 +55,7 @@ import type { WorkqueueShutdown } from "./WorkqueueError.js"
  * @since 0.1.0
  * @category tags
  */
-export class Workqueue extends Context.Tag("@reconcile/workqueue/Workqueue")<Workqueue, Workqueue.Service>() {}
+export class Workqueue extends Context.Service<Workqueue, Workqueue.Service>()("@reconcile/workqueue/Workqueue") {}
 
 /**
  * @since 0.1.0
@@ -74,7 +74,7 @@ export declare namespace Workqueue {
     /** Marks `key` as needing processing. Ignored after shutdown. */
     readonly add: (key: string) => Effect.Effect<void>
     /** Adds `key` once `delay` has passed (at once when `delay <= 0`). Ignored after shutdown. */
-    readonly addAfter: (key: string, delay: Duration.DurationInput) => Effect.Effect<void>
+    readonly addAfter: (key: string, delay: Duration.Input) => Effect.Effect<void>
     /** Adds `key` after the delay the rate limiter assigns to its next failure. */
     readonly addRateLimited: (key: string) => Effect.Effect<void>
     /** Clears the rate limiter's memory of `key` (its failure count). */
@@ -133,4 +133,4 @@ export const make: (options: Workqueue.Options) => Effect.Effect<Workqueue.Servi
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Workqueue.Options): Layer.Layer<Workqueue> => Layer.scoped(Workqueue, make(options))
+export const layer = (options: Workqueue.Options): Layer.Layer<Workqueue> => Layer.effect(Workqueue, make(options))

@@ -5,10 +5,12 @@
  * `workqueue_work_duration_seconds`, `workqueue_unfinished_work_seconds`,
  * `workqueue_longest_running_processor_seconds`, `workqueue_retries_total`.
  *
- * Metrics are Effect `Metric`s in the global registry; the Manager exports
- * them in Prometheus format. `workqueue_retries_total` counts every delayed add
- * (`addAfter`, `addRateLimited`), as client-go does. The two in-flight gauges
- * are refreshed every 500 ms.
+ * Metrics are Effect `Metric`s recorded in the `Metric.MetricRegistry` of the
+ * fiber that makes the queue (unless one is provided, the process-wide default
+ * registry); every series is created, at zero, when the queue is made. The
+ * Manager exports them in Prometheus format. `workqueue_retries_total` counts
+ * every delayed add (`addAfter`, `addRateLimited`), as client-go does. The two
+ * in-flight gauges are refreshed every 500 ms.
  *
  * @since 0.1.0
  */
@@ -32,7 +34,8 @@ export const names: {
 
 /**
  * The metrics of the queue called `name` (with `controller` label, default
- * `name`), for reading their values with `Metric.value`.
+ * `name`), for reading their values with `Metric.value` (from a fiber that
+ * sees the queue's `Metric.MetricRegistry`).
  *
  * @since 0.1.0
  * @category constructors

@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, TestClock } from "effect"
+import { Duration, Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { PriorityWorkqueue, RateLimiter, Workqueue } from "@reconcile/workqueue"
 
-const advance = (millis: number) => Effect.zipRight(TestClock.adjust(Duration.millis(millis)), Effect.yieldNow())
+const advance = (millis: number) => Effect.andThen(TestClock.adjust(Duration.millis(millis)), Effect.yieldNow)
 
 const drainReady = (queue: PriorityWorkqueue.PriorityWorkqueue.Service) =>
   Effect.gen(function*() {
@@ -15,7 +16,7 @@ const drainReady = (queue: PriorityWorkqueue.PriorityWorkqueue.Service) =>
   })
 
 describe("PriorityWorkqueue", () => {
-  it.scoped("hands out higher priorities first, FIFO within a priority", () =>
+  it.effect("hands out higher priorities first, FIFO within a priority", () =>
     Effect.gen(function*() {
       const queue = yield* PriorityWorkqueue.make({ name: "pq-order" })
       yield* queue.addWithOptions("low-1", { priority: PriorityWorkqueue.LowPriority })
@@ -26,7 +27,7 @@ describe("PriorityWorkqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["high@10", "normal-1@0", "normal-2@0", "low-1@-100", "low-2@-100"])
     }))
 
-  it.scoped("initial-list items at LowPriority do not hold back a real change", () =>
+  it.effect("initial-list items at LowPriority do not hold back a real change", () =>
     Effect.gen(function*() {
       const queue = yield* PriorityWorkqueue.make({ name: "pq-initial" })
       for (let i = 0; i < 1_000; i++) yield* queue.addWithOptions(`ns/initial-${i}`, { priority: PriorityWorkqueue.LowPriority })
@@ -34,7 +35,7 @@ describe("PriorityWorkqueue", () => {
       assert.deepStrictEqual(yield* queue.takeWithPriority, { key: "ns/changed", priority: 0 })
     }))
 
-  it.scoped("re-adding a waiting key merges to the maximum priority", () =>
+  it.effect("re-adding a waiting key merges to the maximum priority", () =>
     Effect.gen(function*() {
       const queue = yield* PriorityWorkqueue.make({ name: "pq-max" })
       yield* queue.add("a")
@@ -45,7 +46,7 @@ describe("PriorityWorkqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["b@5", "a@0"])
     }))
 
-  it.scoped("re-adding a delayed key merges to the minimum ready time; an immediate add promotes it", () =>
+  it.effect("re-adding a delayed key merges to the minimum ready time; an immediate add promotes it", () =>
     Effect.gen(function*() {
       const queue = yield* PriorityWorkqueue.make({ name: "pq-min" })
       yield* queue.addAfter("a", "10 seconds")
@@ -67,7 +68,7 @@ describe("PriorityWorkqueue", () => {
       assert.strictEqual(yield* queue.len, 0, "the promoted key's delayed entry is gone")
     }))
 
-  it.scoped("never hands out a key in flight; a re-add during processing is served after done", () =>
+  it.effect("never hands out a key in flight; a re-add during processing is served after done", () =>
     Effect.gen(function*() {
       const queue = yield* PriorityWorkqueue.make({ name: "pq-stingy" })
       yield* queue.add("a")
@@ -75,14 +76,15 @@ describe("PriorityWorkqueue", () => {
       yield* queue.addWithOptions("a", { priority: 3 })
       yield* queue.add("b")
       assert.deepStrictEqual(yield* drainReady(queue), ["b@0"])
-      const waiting = yield* Effect.fork(queue.takeWithPriority)
-      yield* Effect.yieldNow()
-      assert.isNull(waiting.unsafePoll())
+      const waiting = yield* Effect.forkChild(queue.takeWithPriority)
+      yield* Effect.yieldNow
+      // v4: Fiber.unsafePoll is fiber.pollUnsafe(), which returns undefined (not null) while the fiber runs
+      assert.isUndefined(waiting.pollUnsafe())
       yield* queue.done("a")
       assert.deepStrictEqual(yield* Fiber.join(waiting), { key: "a", priority: 3 })
     }))
 
-  it.scoped("rateLimited waits the smaller of the limiter's delay and `after`", () =>
+  it.effect("rateLimited waits the smaller of the limiter's delay and `after`", () =>
     Effect.gen(function*() {
       const rateLimiter = yield* RateLimiter.exponential({ base: "4 seconds", max: "1 minute" })
       const queue = yield* PriorityWorkqueue.make({ name: "pq-limited", rateLimiter })
@@ -97,7 +99,7 @@ describe("PriorityWorkqueue", () => {
       assert.strictEqual(yield* queue.numRequeues("b"), 0)
     }))
 
-  it.scoped("defaults to the priority limiter exponential(5 ms, 1000 s)", () =>
+  it.effect("defaults to the priority limiter exponential(5 ms, 1000 s)", () =>
     Effect.gen(function*() {
       const queue = yield* PriorityWorkqueue.make({ name: "pq-default" })
       for (let i = 0; i < 200; i++) yield* queue.addRateLimited(`k${i}`)
@@ -106,7 +108,7 @@ describe("PriorityWorkqueue", () => {
       assert.strictEqual(yield* queue.len, 200)
     }))
 
-  it.scoped("shutdown hands out what is ready, then fails takers; adds are ignored", () =>
+  it.effect("shutdown hands out what is ready, then fails takers; adds are ignored", () =>
     Effect.gen(function*() {
       const queue = yield* PriorityWorkqueue.make({ name: "pq-shutdown" })
       yield* queue.add("a")

@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, TestClock } from "effect"
-import { FastCheck as fc } from "effect"
+import { Duration, Effect, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { RateLimiter } from "@reconcile/workqueue"
 
 const millis = (d: Duration.Duration) => Duration.toMillis(d)
+const integer = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
 const delays = (limiter: RateLimiter.RateLimiter.Service, key: string, n: number) =>
   Effect.forEach(Array.from({ length: n }), () => Effect.map(limiter.when(key), millis))
 
@@ -30,7 +31,8 @@ describe("RateLimiter", () => {
 
     it.effect.prop(
       "the n-th delay is min(base·2ⁿ, max)",
-      [fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 0, max: 80 })],
+      // v4: FastCheck is gone; property inputs are Schemas (fc.integer({ min, max }) is an Int between min and max)
+      [integer(0, 1_000), integer(1, 100_000), integer(0, 80)],
       ([base, max, n]) =>
         Effect.gen(function*() {
           const limiter = yield* RateLimiter.exponential({ base: Duration.millis(base), max: Duration.millis(max) })

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, TestClock } from "effect"
-import { FastCheck as fc } from "effect"
+import { Arbitrary, Duration, Effect, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { RateLimiter, Workqueue } from "@reconcile/workqueue"
 
 /**
@@ -63,26 +63,43 @@ class Model {
   }
 }
 
-const key = fc.constantFrom("a", "b", "c", "d", "e")
-const op = fc.oneof(
-  { arbitrary: fc.record({ op: fc.constant("add" as const), key }), weight: 4 },
-  {
-    arbitrary: fc.record({ op: fc.constant("addAfter" as const), key, delay: fc.integer({ min: -100, max: 3_000 }) }),
-    weight: 3
-  },
-  { arbitrary: fc.record({ op: fc.constant("addRateLimited" as const), key }), weight: 2 },
-  { arbitrary: fc.record({ op: fc.constant("take" as const) }), weight: 4 },
-  { arbitrary: fc.record({ op: fc.constant("done" as const), index: fc.nat() }), weight: 3 },
-  { arbitrary: fc.record({ op: fc.constant("strayDone" as const), key }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant("forget" as const), key }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant("advance" as const), millis: fc.integer({ min: 1, max: 2_000 }) }), weight: 3 },
-  { arbitrary: fc.record({ op: fc.constant("shutdown" as const) }), weight: 1 }
+// effect 4 replaced FastCheck with its own `Arbitrary` (derived from Schemas), which has no weighted `oneof`:
+// the generators below are the fast-check ones of the effect 3 version, rebuilt from Schemas, with the same weights.
+const integer = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
+
+type ArbitraryValue<T> = T extends Arbitrary.Arbitrary<infer A> ? A : never
+
+/** fast-check's weighted `oneof`: a branch is picked with probability weight / (sum of weights). */
+const oneof = <const Branches extends ReadonlyArray<{ arbitrary: Arbitrary.Arbitrary<unknown>; weight: number }>>(
+  ...branches: Branches
+): Arbitrary.Arbitrary<ArbitraryValue<Branches[number]["arbitrary"]>> => {
+  const total = branches.reduce((sum, branch) => sum + branch.weight, 0)
+  // Picks from a wide range, modulo `total`: bounded integers are biased towards their bounds, the remainders are not.
+  return Arbitrary.flatMap(Arbitrary.schema(integer(0, total * 1024 - 1)), (pick) => {
+    let rest = pick % total
+    const branch = branches.find((branch) => (rest -= branch.weight) < 0) ?? branches[0]!
+    return branch.arbitrary as Arbitrary.Arbitrary<ArbitraryValue<Branches[number]["arbitrary"]>>
+  })
+}
+
+const key = Schema.Literals(["a", "b", "c", "d", "e"])
+const record = <const Fields extends Schema.Struct.Fields>(fields: Fields) => Arbitrary.schema(Schema.Struct(fields))
+const op = oneof(
+  { arbitrary: record({ op: Schema.Literal("add"), key }), weight: 4 },
+  { arbitrary: record({ op: Schema.Literal("addAfter"), key, delay: integer(-100, 3_000) }), weight: 3 },
+  { arbitrary: record({ op: Schema.Literal("addRateLimited"), key }), weight: 2 },
+  { arbitrary: record({ op: Schema.Literal("take") }), weight: 4 },
+  { arbitrary: record({ op: Schema.Literal("done"), index: integer(0, 2 ** 31 - 1) }), weight: 3 },
+  { arbitrary: record({ op: Schema.Literal("strayDone"), key }), weight: 1 },
+  { arbitrary: record({ op: Schema.Literal("forget"), key }), weight: 1 },
+  { arbitrary: record({ op: Schema.Literal("advance"), millis: integer(1, 2_000) }), weight: 3 },
+  { arbitrary: record({ op: Schema.Literal("shutdown") }), weight: 1 }
 )
 
 describe("Workqueue against a reference model", () => {
-  it.scoped.prop(
+  it.effect.prop(
     "never two holders of a key, FIFO among ready keys, nothing lost, len bounded, nothing accepted after shutdown",
-    [fc.array(op, { maxLength: 60 })],
+    [Arbitrary.array(op, { maxLength: 60 })],
     ([ops]) =>
       Effect.gen(function*() {
         const rateLimiter = yield* RateLimiter.exponential({ base: "100 millis", max: "10 seconds" })
@@ -138,7 +155,7 @@ describe("Workqueue against a reference model", () => {
             case "advance":
               model.advance(step.millis)
               yield* TestClock.adjust(Duration.millis(step.millis))
-              yield* Effect.yieldNow()
+              yield* Effect.yieldNow
               break
             case "shutdown":
               model.shutdown()
@@ -153,7 +170,7 @@ describe("Workqueue against a reference model", () => {
         const shutDownBefore = model.shuttingDown
         model.advance(20_000)
         yield* TestClock.adjust("20 seconds")
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
         for (const k of held) {
           model.done(k)
           yield* queue.done(k)
@@ -169,6 +186,7 @@ describe("Workqueue against a reference model", () => {
           assert.strictEqual((yield* Effect.flip(queue.take))._tag, "WorkqueueShutdown")
         }
       }),
-    { timeout: 120_000, fastCheck: { numRuns: 200 } }
+    // v4: `fastCheck: { numRuns }` is `arbitrary: { runs }`; `size: 60` lets arrays reach maxLength as fast-check's did
+    { timeout: 120_000, arbitrary: { runs: 200, size: 60 } }
   )
 })

@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Metric, TestClock } from "effect"
+import { Clock, Duration, Effect, Exit, Fiber, Metric } from "effect"
+import { TestClock } from "effect/testing"
 import { RateLimiter, Workqueue, WorkqueueMetrics } from "@reconcile/workqueue"
 
 /** Moves virtual time forward and lets the woken fibers run. */
-const advance = (millis: number) => Effect.zipRight(TestClock.adjust(Duration.millis(millis)), Effect.yieldNow())
+const advance = (millis: number) => Effect.andThen(TestClock.adjust(Duration.millis(millis)), Effect.yieldNow)
 
 /** Takes everything that is ready now, without blocking. */
 const drainReady = (queue: Workqueue.Workqueue.Service) =>
@@ -16,14 +17,14 @@ const drainReady = (queue: Workqueue.Workqueue.Service) =>
 const limiter = RateLimiter.exponential({ base: "1 second", max: "100 seconds" })
 
 describe("Workqueue", () => {
-  it.scoped("is fair: ready keys come out in FIFO order", () =>
+  it.effect("is fair: ready keys come out in FIFO order", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "fifo" })
       for (const key of ["c", "a", "b"]) yield* queue.add(key)
       assert.deepStrictEqual(yield* drainReady(queue), ["c", "a", "b"])
     }))
 
-  it.scoped("is stingy: adds of a waiting key collapse into one", () =>
+  it.effect("is stingy: adds of a waiting key collapse into one", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "collapse" })
       yield* queue.add("a")
@@ -34,20 +35,21 @@ describe("Workqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["a", "b"])
     }))
 
-  it.scoped("never hands a key to a second taker before done", () =>
+  it.effect("never hands a key to a second taker before done", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "stingy" })
       yield* queue.add("a")
       assert.strictEqual(yield* queue.take, "a")
       yield* queue.add("a")
-      const second = yield* Effect.fork(queue.take)
-      yield* Effect.yieldNow()
-      assert.isNull(second.unsafePoll(), "a key in flight must not be handed out again")
+      const second = yield* Effect.forkChild(queue.take)
+      yield* Effect.yieldNow
+      // v4: Fiber.unsafePoll is fiber.pollUnsafe(), which returns undefined (not null) while the fiber runs
+      assert.isUndefined(second.pollUnsafe(), "a key in flight must not be handed out again")
       yield* queue.done("a")
       assert.strictEqual(yield* Fiber.join(second), "a")
     }))
 
-  it.scoped("add while processing marks the key dirty; done re-queues it exactly once", () =>
+  it.effect("add while processing marks the key dirty; done re-queues it exactly once", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "dirty" })
       yield* queue.add("a")
@@ -61,7 +63,7 @@ describe("Workqueue", () => {
       assert.strictEqual(yield* queue.len, 0, "the second done has nothing left to re-queue")
     }))
 
-  it.scoped("addAfter with a non-positive delay is add", () =>
+  it.effect("addAfter with a non-positive delay is add", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "after-zero" })
       yield* queue.addAfter("zero", 0)
@@ -70,7 +72,7 @@ describe("Workqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["zero", "negative", "negative-duration"])
     }))
 
-  it.scoped("addAfter makes the key ready when the delay has passed, not before", () =>
+  it.effect("addAfter makes the key ready when the delay has passed, not before", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "after" })
       yield* queue.addAfter("a", "10 seconds")
@@ -80,7 +82,7 @@ describe("Workqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["a"])
     }))
 
-  it.scoped("several delayed adds of one key keep the earliest ready time", () =>
+  it.effect("several delayed adds of one key keep the earliest ready time", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "earliest" })
       yield* queue.addAfter("a", "10 seconds")
@@ -93,7 +95,7 @@ describe("Workqueue", () => {
       assert.strictEqual(yield* queue.len, 0, "the later delayed adds were merged into the earliest one")
     }))
 
-  it.scoped("delayed keys become ready in ready-time order", () =>
+  it.effect("delayed keys become ready in ready-time order", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "order" })
       yield* queue.addAfter("late", "3 seconds")
@@ -103,7 +105,7 @@ describe("Workqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["early", "middle", "late"])
     }))
 
-  it.scoped("an immediate add does not cancel a pending delayed entry", () =>
+  it.effect("an immediate add does not cancel a pending delayed entry", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "no-cancel" })
       yield* queue.addAfter("a", "5 seconds")
@@ -114,7 +116,7 @@ describe("Workqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["a"], "the delayed entry still fires")
     }))
 
-  it.scoped("a delayed entry that fires while the key still waits collapses into it", () =>
+  it.effect("a delayed entry that fires while the key still waits collapses into it", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "collapse-delayed" })
       yield* queue.addAfter("a", "5 seconds")
@@ -123,18 +125,19 @@ describe("Workqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["a"])
     }))
 
-  it.scoped("a blocked taker wakes when a delayed entry fires", () =>
+  it.effect("a blocked taker wakes when a delayed entry fires", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "wake" })
-      const taker = yield* Effect.fork(queue.take)
+      const taker = yield* Effect.forkChild(queue.take)
       yield* queue.addAfter("a", "2 seconds")
       yield* advance(1_999)
-      assert.isNull(taker.unsafePoll())
+      // v4: Fiber.unsafePoll is fiber.pollUnsafe(), which returns undefined (not null) while the fiber runs
+      assert.isUndefined(taker.pollUnsafe())
       yield* advance(1)
       assert.strictEqual(yield* Fiber.join(taker), "a")
     }))
 
-  it.scoped("addRateLimited waits the limiter's delay; forget and numRequeues reach the limiter", () =>
+  it.effect("addRateLimited waits the limiter's delay; forget and numRequeues reach the limiter", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "limited", rateLimiter: yield* limiter })
       yield* queue.addRateLimited("a")
@@ -148,7 +151,7 @@ describe("Workqueue", () => {
       assert.strictEqual(yield* queue.numRequeues("a"), 0)
     }))
 
-  it.scoped("uses the RateLimiter service from context when no limiter is given", () =>
+  it.effect("uses the RateLimiter service from context when no limiter is given", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "ctx-limiter" }).pipe(
         Effect.provideServiceEffect(RateLimiter.RateLimiter, RateLimiter.fastSlow({ fast: "1 second", slow: "1 minute", maxFast: 1 }))
@@ -158,7 +161,7 @@ describe("Workqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["a"])
     }))
 
-  it.scoped("two queues never share a key's failure count", () =>
+  it.effect("two queues never share a key's failure count", () =>
     Effect.gen(function*() {
       const one = yield* Workqueue.make({ name: "one" })
       const two = yield* Workqueue.make({ name: "two" })
@@ -168,7 +171,7 @@ describe("Workqueue", () => {
       assert.strictEqual(yield* two.numRequeues("ns/a"), 0)
     }))
 
-  it.scoped(
+  it.effect(
     "controller-runtime timeline: an extra add between retries counts as a failure, the scheduled retry stays on time",
     () =>
       Effect.gen(function*() {
@@ -177,7 +180,7 @@ describe("Workqueue", () => {
         const attempts: Array<number> = []
         yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
           const key = yield* queue.take
-          attempts.push(yield* TestClock.currentTimeMillis)
+          attempts.push(yield* Clock.currentTimeMillis)
           yield* queue.addRateLimited(key)
           yield* queue.done(key)
         })))
@@ -185,7 +188,7 @@ describe("Workqueue", () => {
         yield* advance(1_000) // t=1: attempt, failure #1 → retry at 3
         yield* advance(1_000)
         yield* queue.add("k") // t=2: out-of-band add → attempt now, failure #2 → 4 s, but the retry at 3 is earlier
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
         yield* advance(1_000) // t=3: the scheduled retry fires on time; failure #3 → 8 s → retry at 11 (not 7)
         yield* advance(7_000)
         assert.deepStrictEqual(attempts, [0, 1_000, 2_000, 3_000], "no retry at t=7")
@@ -196,20 +199,23 @@ describe("Workqueue", () => {
   )
 
   describe("shutdown", () => {
-    it.scoped("releases blocked takers with WorkqueueShutdown", () =>
+    it.effect("releases blocked takers with WorkqueueShutdown", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "release" })
-        const takers = yield* Effect.all([Effect.fork(queue.take), Effect.fork(queue.take)])
-        yield* Effect.yieldNow()
+        const takers = yield* Effect.all([Effect.forkChild(queue.take), Effect.forkChild(queue.take)])
+        yield* Effect.yieldNow
         yield* queue.shutdown
         for (const taker of takers) {
           const exit = yield* Fiber.await(taker)
           assert.isTrue(Exit.isFailure(exit))
-          assert.deepStrictEqual(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag, "WorkqueueShutdown")
+          // v4: a Cause is a flat list of reasons; the v3 check `cause._tag === "Fail"` is "exactly one Fail reason"
+          const reasons = Exit.isFailure(exit) ? exit.cause.reasons : []
+          const reason = reasons.length === 1 ? reasons[0]! : undefined
+          assert.deepStrictEqual(reason?._tag === "Fail" && reason.error._tag, "WorkqueueShutdown")
         }
       }))
 
-    it.scoped("hands out the remaining keys, then signals shutdown; later adds are ignored", () =>
+    it.effect("hands out the remaining keys, then signals shutdown; later adds are ignored", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "remaining" })
         yield* queue.add("a")
@@ -225,7 +231,7 @@ describe("Workqueue", () => {
         assert.strictEqual(error._tag, "WorkqueueShutdown")
       }))
 
-    it.scoped("drops pending delayed entries", () =>
+    it.effect("drops pending delayed entries", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "drop-delayed" })
         yield* queue.addAfter("a", "1 second")
@@ -234,7 +240,7 @@ describe("Workqueue", () => {
         assert.strictEqual(yield* queue.len, 0)
       }))
 
-    it.scoped("a dirty in-flight key is still re-queued at done after shutdown", () =>
+    it.effect("a dirty in-flight key is still re-queued at done after shutdown", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "dirty-shutdown" })
         yield* queue.add("a")
@@ -245,23 +251,24 @@ describe("Workqueue", () => {
         assert.strictEqual(yield* queue.take, "a")
       }))
 
-    it.scoped("shutdownWithDrain waits until every in-flight key is done", () =>
+    it.effect("shutdownWithDrain waits until every in-flight key is done", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "drain" })
         yield* queue.add("a")
         yield* queue.add("b")
         yield* queue.take
         yield* queue.take
-        const drain = yield* Effect.fork(queue.shutdownWithDrain)
-        yield* Effect.yieldNow()
+        const drain = yield* Effect.forkChild(queue.shutdownWithDrain)
+        yield* Effect.yieldNow
         yield* queue.done("a")
-        yield* Effect.yieldNow()
-        assert.isNull(drain.unsafePoll(), "b is still in flight")
+        yield* Effect.yieldNow
+        // v4: Fiber.unsafePoll is fiber.pollUnsafe(), which returns undefined (not null) while the fiber runs
+        assert.isUndefined(drain.pollUnsafe(), "b is still in flight")
         yield* queue.done("b")
         yield* Fiber.join(drain)
       }))
 
-    it.scoped("shutdownWithDrain returns at once when nothing is in flight", () =>
+    it.effect("shutdownWithDrain returns at once when nothing is in flight", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "drain-empty" })
         yield* queue.shutdownWithDrain
@@ -272,8 +279,8 @@ describe("Workqueue", () => {
       Effect.gen(function*() {
         const [queue, taker] = yield* Effect.scoped(Effect.gen(function*() {
           const queue = yield* Workqueue.make({ name: "scope" })
-          const taker = yield* Effect.fork(queue.take)
-          yield* Effect.yieldNow()
+          const taker = yield* Effect.forkChild(queue.take)
+          yield* Effect.yieldNow
           return [queue, taker] as const
         }))
         assert.isTrue(yield* queue.isShuttingDown)
@@ -282,7 +289,7 @@ describe("Workqueue", () => {
   })
 
   describe("bad input", () => {
-    it.scoped("NaN and negative delays are clamped to zero (immediate add)", () =>
+    it.effect("NaN and negative delays are clamped to zero (immediate add)", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "nan" })
         yield* queue.addAfter("nan", Number.NaN)
@@ -290,7 +297,7 @@ describe("Workqueue", () => {
         assert.deepStrictEqual(yield* drainReady(queue), ["nan", "neg"])
       }))
 
-    it.scoped("infinite delays are clamped to 2^31-1 ms and still fire", () =>
+    it.effect("infinite delays are clamped to 2^31-1 ms and still fire", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "infinite" })
         yield* queue.addAfter("a", Duration.infinity)
@@ -301,7 +308,7 @@ describe("Workqueue", () => {
         assert.deepStrictEqual(yield* drainReady(queue), ["a", "b"])
       }))
 
-    it.scoped("done of a key that was never taken is a no-op and does not duplicate a waiting key", () =>
+    it.effect("done of a key that was never taken is a no-op and does not duplicate a waiting key", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "stray-done" })
         yield* queue.done("ghost")
@@ -310,7 +317,7 @@ describe("Workqueue", () => {
         assert.deepStrictEqual(yield* drainReady(queue), ["a"])
       }))
 
-    it.scoped("operations after shutdown neither fail nor hang", () =>
+    it.effect("operations after shutdown neither fail nor hang", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "after-shutdown" })
         yield* queue.shutdown
@@ -324,18 +331,18 @@ describe("Workqueue", () => {
         yield* queue.shutdownWithDrain
       }))
 
-    it.scoped("an interrupted taker does not swallow a key", () =>
+    it.effect("an interrupted taker does not swallow a key", () =>
       Effect.gen(function*() {
         const queue = yield* Workqueue.make({ name: "interrupted-taker" })
-        const taker = yield* Effect.fork(queue.take)
-        yield* Effect.yieldNow()
+        const taker = yield* Effect.forkChild(queue.take)
+        yield* Effect.yieldNow
         yield* Fiber.interrupt(taker)
         yield* queue.add("a")
         assert.strictEqual(yield* queue.take, "a")
       }))
   })
 
-  it.scoped("records client-go metrics labelled by name and controller", () =>
+  it.effect("records client-go metrics labelled by name and controller", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "metrics-q", controller: "metrics-c" })
       const metrics = WorkqueueMetrics.forQueue("metrics-q", "metrics-c")
@@ -355,5 +362,50 @@ describe("Workqueue", () => {
       assert.strictEqual(work.sum, 1.5)
       yield* queue.addAfter("c", "1 second")
       assert.strictEqual((yield* Metric.value(metrics.retries)).count, 1)
+    }))
+
+  // effect 4 keeps series in the context's `Metric.MetricRegistry` and creates them lazily (at the first read or
+  // update): the queue creates all of them at zero when it is made, in the registry of the fiber that makes it.
+  it.effect("creates every metric series at zero, with name and controller attributes, in the maker's registry", () =>
+    Effect.gen(function*() {
+      const registry: Metric.MetricRegistry = new Map()
+      const withRegistry = Effect.provideService(Metric.MetricRegistry, registry)
+      const queue = yield* withRegistry(Workqueue.make({ name: "registered-q", controller: "registered-c" }))
+      const snapshot = yield* withRegistry(Metric.snapshot)
+      const attributes = { controller: "registered-c", name: "registered-q" }
+      assert.deepStrictEqual(
+        snapshot.map((metric) => [metric.id, metric.type, metric.attributes]).sort(),
+        [
+          [WorkqueueMetrics.names.adds, "Counter", attributes],
+          [WorkqueueMetrics.names.depth, "Gauge", attributes],
+          [WorkqueueMetrics.names.longestRunning, "Gauge", attributes],
+          [WorkqueueMetrics.names.queueDuration, "Histogram", attributes],
+          [WorkqueueMetrics.names.retries, "Counter", attributes],
+          [WorkqueueMetrics.names.unfinishedWork, "Gauge", attributes],
+          [WorkqueueMetrics.names.workDuration, "Histogram", attributes]
+        ]
+      )
+      for (const metric of snapshot) {
+        switch (metric.type) {
+          case "Counter":
+            assert.strictEqual(metric.state.count, 0)
+            break
+          case "Gauge":
+            assert.strictEqual(metric.state.value, 0)
+            break
+          case "Histogram":
+            assert.strictEqual(metric.state.count, 0)
+            // client-go's buckets 10 ns … 100 s (×10), then +Inf
+            assert.strictEqual(metric.state.buckets.at(-1)![0], Infinity)
+            assert.strictEqual(metric.state.buckets.length, 12)
+            assert.strictEqual(metric.state.buckets[0]![0], 1e-8)
+            break
+        }
+      }
+      yield* queue.add("a")
+      const depth = WorkqueueMetrics.forQueue("registered-q", "registered-c").depth
+      assert.strictEqual((yield* withRegistry(Metric.value(depth))).value, 1, "updates go to the maker's registry")
+      const global = yield* Metric.snapshot
+      assert.isFalse(global.some((metric) => metric.attributes?.name === "registered-q"), "not to the default one")
     }))
 })

@@ -1,4 +1,5 @@
 import type * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as RateLimiter from "../RateLimiter.js"
@@ -47,9 +48,11 @@ export abstract class QueueCore<T> {
     readonly name: string,
     readonly clock: Clock.Clock,
     readonly limiter: RateLimiter.RateLimiter.Service,
-    readonly metrics: QueueMetrics
+    readonly metrics: QueueMetrics,
+    /** What the metrics are recorded with (the registry of the fiber that made the queue). */
+    readonly metricsContext: Context.Context<never>
   ) {
-    this.origin = clock.unsafeCurrentTimeMillis()
+    this.origin = clock.currentTimeMillisUnsafe()
   }
 
   /** Removes the next ready item and records it as processing; `undefined` when none is ready. */
@@ -66,22 +69,22 @@ export abstract class QueueCore<T> {
    * integers stay unboxed (V8 small integers) in the hot-path maps.
    */
   now(): number {
-    return this.clock.unsafeCurrentTimeMillis() - this.origin
+    return this.clock.currentTimeMillisUnsafe() - this.origin
   }
 
   // --- metrics ------------------------------------------------------------
 
   /** Records an add that counts (the key was not already waiting). */
   protected recordAdd(): void {
-    this.metrics.adds.unsafeUpdate(1, [])
-    this.metrics.depth.unsafeUpdate(++this.depth, [])
+    this.metrics.adds.updateUnsafe(1, this.metricsContext)
+    this.metrics.depth.updateUnsafe(++this.depth, this.metricsContext)
   }
 
   /** Records that `key`, added at `addedAt` (ms), was handed to a taker. */
   protected recordTake(key: string, addedAt: number): void {
     const now = this.now()
-    this.metrics.depth.unsafeUpdate(--this.depth, [])
-    this.metrics.queueDuration.unsafeUpdate((now - addedAt) / 1000, [])
+    this.metrics.depth.updateUnsafe(--this.depth, this.metricsContext)
+    this.metrics.queueDuration.updateUnsafe((now - addedAt) / 1000, this.metricsContext)
     this.processing.set(key, now)
     if (this.processing.size === 1 && this.busyWake !== undefined) {
       const wake = this.busyWake
@@ -109,7 +112,7 @@ export abstract class QueueCore<T> {
       const item = this.tryTake()
       if (item !== undefined) return Effect.succeed(item)
       if (this.shuttingDown) return shutdown
-      return Effect.async<T, WorkqueueShutdown>((resume) => {
+      return Effect.callback<T, WorkqueueShutdown>((resume) => {
         const taker: Taker<T> = (item) => resume(item === undefined ? shutdown : Effect.succeed(item))
         this.takers.add(taker)
         return Effect.sync(() => {
@@ -124,7 +127,7 @@ export abstract class QueueCore<T> {
     const started = this.processing.get(key)
     if (started === undefined) return
     this.processing.delete(key)
-    this.metrics.workDuration.unsafeUpdate((this.now() - started) / 1000, [])
+    this.metrics.workDuration.updateUnsafe((this.now() - started) / 1000, this.metricsContext)
     this.afterDone(key)
     if (this.processing.size === 0 && this.drainWaiters.size > 0) {
       for (const resolve of this.drainWaiters) resolve()
@@ -185,7 +188,7 @@ export abstract class QueueCore<T> {
     }
   }
 
-  private readonly waitForWake: Effect.Effect<void> = Effect.async<void>((resume) => {
+  private readonly waitForWake: Effect.Effect<void> = Effect.callback<void>((resume) => {
     const wake = () => resume(Effect.void)
     this.wake = wake
     return Effect.sync(() => {
@@ -200,7 +203,7 @@ export abstract class QueueCore<T> {
     const sleep = wait < 0
       ? this.waitForWake
       : Effect.raceFirst(this.clock.sleep(Duration.millis(Math.min(wait, MAX_DELAY_MILLIS))), this.waitForWake)
-    return Effect.zipRight(sleep, this.delayLoop)
+    return Effect.andThen(sleep, this.delayLoop)
   })
 
   // --- in-flight metrics ----------------------------------------------------
@@ -215,8 +218,8 @@ export abstract class QueueCore<T> {
       total += elapsed
       if (elapsed > longest) longest = elapsed
     }
-    this.metrics.unfinishedWork.unsafeUpdate(total, [])
-    this.metrics.longestRunning.unsafeUpdate(longest, [])
+    this.metrics.unfinishedWork.updateUnsafe(total, this.metricsContext)
+    this.metrics.longestRunning.updateUnsafe(longest, this.metricsContext)
   }
 
   /**
@@ -225,7 +228,7 @@ export abstract class QueueCore<T> {
    * large `TestClock` jumps stay cheap).
    */
   unfinishedWorkLoop(period: Duration.Duration): Effect.Effect<void> {
-    const waitBusy = Effect.async<void>((resume) => {
+    const waitBusy = Effect.callback<void>((resume) => {
       const wake = () => resume(Effect.void)
       this.busyWake = wake
       return Effect.sync(() => {
@@ -234,7 +237,7 @@ export abstract class QueueCore<T> {
     })
     const loop: Effect.Effect<void> = Effect.suspend(() => {
       this.updateUnfinishedWork()
-      return Effect.zipRight(this.processing.size === 0 ? waitBusy : this.clock.sleep(period), loop)
+      return Effect.andThen(this.processing.size === 0 ? waitBusy : this.clock.sleep(period), loop)
     })
     return loop
   }
@@ -255,7 +258,7 @@ export abstract class QueueCore<T> {
 
   /** Waits until no key is being processed. */
   readonly awaitDrained: Effect.Effect<void> = Effect.suspend(() =>
-    this.processing.size === 0 ? Effect.void : Effect.async<void>((resume) => {
+    this.processing.size === 0 ? Effect.void : Effect.callback<void>((resume) => {
       const resolve = () => resume(Effect.void)
       this.drainWaiters.add(resolve)
       return Effect.sync(() => {

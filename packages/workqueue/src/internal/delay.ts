@@ -15,10 +15,10 @@ export const MAX_DELAY_MILLIS = 2 ** 31 - 1
  *
  * @internal
  */
-export const toDelayMillis = (input: Duration.DurationInput): number => {
+export const toDelayMillis = (input: Duration.Input): number => {
   if (typeof input === "number") {
     return Number.isNaN(input) || input <= 0 ? 0 : input >= MAX_DELAY_MILLIS ? MAX_DELAY_MILLIS : input
   }
-  const millis = Duration.toMillis(Duration.decode(input))
+  const millis = Duration.toMillis(input)
   return Number.isNaN(millis) || millis <= 0 ? 0 : millis >= MAX_DELAY_MILLIS ? MAX_DELAY_MILLIS : millis
 }

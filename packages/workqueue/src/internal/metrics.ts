@@ -1,10 +1,8 @@
+import * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as MetricKey from "effect/MetricKey"
-import * as MetricLabel from "effect/MetricLabel"
 
 /** Buckets of client-go's queue and work duration histograms: 10 ns … 1000 s. @internal */
-export const durationBoundaries = MetricBoundaries.exponential({ start: 1e-8, factor: 10, count: 12 })
+export const durationBoundaries = Metric.exponentialBoundaries({ start: 1e-8, factor: 10, count: 12 })
 
 /** @internal */
 export const names = {
@@ -18,79 +16,80 @@ export const names = {
 } as const
 
 /** @internal */
-export const labels = (name: string, controller: string): ReadonlyArray<MetricLabel.MetricLabel> => [
-  MetricLabel.make("controller", controller),
-  MetricLabel.make("name", name)
-]
+export const attributes = (name: string, controller: string): Metric.Metric.AttributeSet => ({ controller, name })
 
 /**
- * The queue's metrics, already tagged with its labels. Built from tagged
- * `MetricKey`s so that every update goes straight to a cached hook (tagging a
- * `Metric` would re-resolve the hook on every update).
+ * The queue's metrics, already carrying its attributes (labels). A series is
+ * identified by type, name, description and attributes, so two handles made
+ * with the same arguments address the same series of a registry.
  *
  * @internal
  */
 export interface QueueMetrics {
-  readonly depth: Metric.Metric.Gauge<number>
-  readonly adds: Metric.Metric.Counter<number>
-  readonly queueDuration: Metric.Metric.Histogram<number>
-  readonly workDuration: Metric.Metric.Histogram<number>
-  readonly unfinishedWork: Metric.Metric.Gauge<number>
-  readonly longestRunning: Metric.Metric.Gauge<number>
-  readonly retries: Metric.Metric.Counter<number>
+  readonly depth: Metric.Gauge<number>
+  readonly adds: Metric.Counter<number>
+  readonly queueDuration: Metric.Histogram<number>
+  readonly workDuration: Metric.Histogram<number>
+  readonly unfinishedWork: Metric.Gauge<number>
+  readonly longestRunning: Metric.Gauge<number>
+  readonly retries: Metric.Counter<number>
 }
 
 /**
- * Makes (and registers, so that every series is exported from the start, at
- * zero, as client-go does) the metrics of one queue.
+ * Makes the metric handles of one queue (registering nothing: see
+ * {@link register}).
  *
  * @internal
  */
 export const make = (name: string, controller: string): QueueMetrics => {
-  const tags = labels(name, controller)
-  const tagged = <K extends MetricKey.MetricKey.Untyped>(key: K): K => MetricKey.taggedWithLabels(key, tags) as K
-  const metrics: QueueMetrics = {
-    depth: Metric.fromMetricKey(tagged(MetricKey.gauge(names.depth, { description: "Current depth of workqueue" }))),
-    adds: Metric.fromMetricKey(
-      tagged(MetricKey.counter(names.adds, { description: "Total number of adds handled by workqueue" }))
-    ),
-    queueDuration: Metric.fromMetricKey(
-      tagged(
-        MetricKey.histogram(
-          names.queueDuration,
-          durationBoundaries,
-          "How long in seconds an item stays in workqueue before being requested"
-        )
-      )
-    ),
-    workDuration: Metric.fromMetricKey(
-      tagged(
-        MetricKey.histogram(
-          names.workDuration,
-          durationBoundaries,
-          "How long in seconds processing an item from workqueue takes"
-        )
-      )
-    ),
-    unfinishedWork: Metric.fromMetricKey(
-      tagged(
-        MetricKey.gauge(names.unfinishedWork, {
-          description: "How many seconds of work has been done that is in progress and hasn't been observed by " +
-            "work_duration. Large values indicate stuck threads."
-        })
-      )
-    ),
-    longestRunning: Metric.fromMetricKey(
-      tagged(
-        MetricKey.gauge(names.longestRunning, {
-          description: "How many seconds has the longest running processor for workqueue been running"
-        })
-      )
-    ),
-    retries: Metric.fromMetricKey(
-      tagged(MetricKey.counter(names.retries, { description: "Total number of retries handled by workqueue" }))
-    )
+  const labels = attributes(name, controller)
+  return {
+    depth: Metric.gauge(names.depth, { description: "Current depth of workqueue", attributes: labels }),
+    adds: Metric.counter(names.adds, { description: "Total number of adds handled by workqueue", attributes: labels }),
+    queueDuration: Metric.histogram(names.queueDuration, {
+      description: "How long in seconds an item stays in workqueue before being requested",
+      attributes: labels,
+      boundaries: durationBoundaries
+    }),
+    workDuration: Metric.histogram(names.workDuration, {
+      description: "How long in seconds processing an item from workqueue takes",
+      attributes: labels,
+      boundaries: durationBoundaries
+    }),
+    unfinishedWork: Metric.gauge(names.unfinishedWork, {
+      description: "How many seconds of work has been done that is in progress and hasn't been observed by " +
+        "work_duration. Large values indicate stuck threads.",
+      attributes: labels
+    }),
+    longestRunning: Metric.gauge(names.longestRunning, {
+      description: "How many seconds has the longest running processor for workqueue been running",
+      attributes: labels
+    }),
+    retries: Metric.counter(names.retries, {
+      description: "Total number of retries handled by workqueue",
+      attributes: labels
+    })
   }
-  for (const metric of Object.values(metrics)) metric.register()
-  return metrics
+}
+
+/**
+ * The context a queue records its metrics with: only the `MetricRegistry` of
+ * the fiber that made the queue. Ambient `Metric.CurrentMetricAttributes` are
+ * left out on purpose (client-go series carry exactly `name` and `controller`).
+ *
+ * @internal
+ */
+export const recordingContext = (registry: Metric.MetricRegistry): Context.Context<never> =>
+  Context.make(Metric.MetricRegistry, registry)
+
+/**
+ * Creates every series of `metrics` in the registry of `context` (effect 4
+ * registers a series lazily, at its first read or update), so that each one is
+ * exported from the start, at zero, as client-go does. Existing series are
+ * kept as they are.
+ *
+ * @internal
+ */
+export const register = (metrics: QueueMetrics, context: Context.Context<never>): void => {
+  for (const metric of Object.values(metrics) as Array<Metric.Metric<never, unknown>>) metric.valueUnsafe(context)
 }

@@ -36,7 +36,7 @@ export class PriorityQueue extends QueueCore<PriorityWorkqueue.PriorityWorkqueue
 
   add(key: string, priority: number, delayMillis: number): void {
     if (this.shuttingDown) return
-    if (delayMillis > 0) this.metrics.retries.unsafeUpdate(1, [])
+    if (delayMillis > 0) this.metrics.retries.updateUnsafe(1, this.metricsContext)
     const now = this.now()
     const readyAt = delayMillis > 0 ? now + delayMillis : 0
     const item = this.items.get(key)
@@ -104,8 +104,8 @@ export const make = (
   options: Workqueue.Workqueue.Options
 ): Effect.Effect<PriorityWorkqueue.PriorityWorkqueue.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { clock, limiter, queueMetrics } = yield* resolveOptions(options, RateLimiter.priorityDefault)
-    const core = new PriorityQueue(options.name, clock, limiter, queueMetrics)
+    const { clock, limiter, metricsContext, queueMetrics } = yield* resolveOptions(options, RateLimiter.priorityDefault)
+    const core = new PriorityQueue(options.name, clock, limiter, queueMetrics, metricsContext)
     yield* startCore(core)
     const addWithOptions = (key: string, opts: PriorityWorkqueue.PriorityWorkqueue.AddOptions = {}) => {
       const priority = opts.priority ?? 0

@@ -5,8 +5,8 @@ import { InvalidRateLimiterOptions } from "../WorkqueueError.js"
 
 type Service = RateLimiter.RateLimiter.Service
 
-const millisOf = (input: Duration.DurationInput): number => {
-  const millis = Duration.toMillis(Duration.decode(input))
+const millisOf = (input: Duration.Input): number => {
+  const millis = Duration.toMillis(input)
   return Number.isNaN(millis) || millis < 0 ? 0 : millis
 }
 
@@ -75,12 +75,12 @@ export const bucket = (options: RateLimiter.BucketOptions): Effect.Effect<Servic
       // call takes a token (tokens may go negative), the delay is the wait
       // until the deficit refills. Reservations are never refunded.
       let tokens = burst
-      let last = clock.unsafeCurrentTimeMillis()
+      let last = clock.currentTimeMillisUnsafe()
       return {
         when: () =>
           Effect.clockWith((clock) =>
             Effect.sync(() => {
-              const now = clock.unsafeCurrentTimeMillis()
+              const now = clock.currentTimeMillisUnsafe()
               if (now > last) {
                 tokens = Math.min(burst, tokens + ((now - last) / 1000) * perSecond)
                 last = now
@@ -107,8 +107,8 @@ export const maxOf = (limiters: ReadonlyArray<Service>): Service => ({
 })
 
 /** @internal */
-export const withMaxWait = (limiter: Service, max: Duration.DurationInput): Service => {
-  const cap = Duration.decode(max)
+export const withMaxWait = (limiter: Service, max: Duration.Input): Service => {
+  const cap = Duration.fromInputUnsafe(max)
   return {
     when: (key) => Effect.map(limiter.when(key), (delay) => Duration.min(delay, cap)),
     forget: limiter.forget,

@@ -1,5 +1,7 @@
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as RateLimiter from "../RateLimiter.js"
@@ -32,7 +34,7 @@ export class FifoQueue extends QueueCore<string> {
 
   addAfter(key: string, delayMillis: number): void {
     if (this.shuttingDown) return
-    this.metrics.retries.unsafeUpdate(1, [])
+    this.metrics.retries.updateUnsafe(1, this.metricsContext)
     if (delayMillis <= 0) return this.add(key)
     this.scheduleAt(key, this.now() + delayMillis)
   }
@@ -80,13 +82,15 @@ export const resolveOptions = (
   defaultLimiter: Effect.Effect<RateLimiter.RateLimiter.Service>
 ) =>
   Effect.gen(function*() {
-    const clock = yield* Effect.clock
+    const clock = yield* Clock.Clock
     const limiter = options.rateLimiter ??
       (yield* Effect.serviceOption(RateLimiter.RateLimiter).pipe(
         Effect.flatMap(Option.match({ onNone: () => defaultLimiter, onSome: Effect.succeed }))
       ))
     const queueMetrics = metrics.make(options.name, options.controller ?? options.name)
-    return { clock, limiter, queueMetrics }
+    const metricsContext = metrics.recordingContext(yield* Metric.MetricRegistry)
+    metrics.register(queueMetrics, metricsContext)
+    return { clock, limiter, queueMetrics, metricsContext }
   })
 
 /**
@@ -100,7 +104,7 @@ export const commonOperations = <T>(core: QueueCore<T>) => ({
   done: (key: string) => Effect.sync(() => core.done(key)),
   len: Effect.sync(() => core.readyLength()),
   shutdown: Effect.sync(() => core.shutdown()),
-  shutdownWithDrain: Effect.zipRight(Effect.sync(() => core.shutdown()), core.awaitDrained),
+  shutdownWithDrain: Effect.andThen(Effect.sync(() => core.shutdown()), core.awaitDrained),
   isShuttingDown: Effect.sync(() => core.shuttingDown)
 })
 
@@ -109,8 +113,11 @@ export const make = (
   options: Workqueue.Workqueue.Options
 ): Effect.Effect<Workqueue.Workqueue.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { clock, limiter, queueMetrics } = yield* resolveOptions(options, RateLimiter.controllerDefault)
-    const core = new FifoQueue(options.name, clock, limiter, queueMetrics)
+    const { clock, limiter, metricsContext, queueMetrics } = yield* resolveOptions(
+      options,
+      RateLimiter.controllerDefault
+    )
+    const core = new FifoQueue(options.name, clock, limiter, queueMetrics, metricsContext)
     yield* startCore(core)
     const addAfter = (key: string, delay: number) => Effect.sync(() => core.addAfter(key, delay))
     const service: Workqueue.Workqueue.Service = {

@@ -4,10 +4,11 @@
  * `@kubernetes/client-node`'s `KubeConfig` loads the kubeconfig and computes
  * the credentials — bearer tokens, token files, exec plugins, OIDC, client
  * certificates — for every request, so rotated tokens and refreshed exec
- * credentials are picked up. Requests go through `@effect/platform`'s
- * `HttpClient` (the Node implementation) with a keep-alive `https.Agent`
- * holding the cluster's CA and the client certificate. TLS verification is on
- * unless the kubeconfig says `insecure-skip-tls-verify: true`.
+ * credentials are picked up. Requests go through `effect/http`'s `HttpClient`
+ * (`@effect/platform-node`'s undici implementation) with a keep-alive undici
+ * `Agent` holding the cluster's CA and the client certificate. TLS
+ * verification is on unless the kubeconfig says
+ * `insecure-skip-tls-verify: true`.
  *
  * Failed requests fail with a {@link KubeError.KubeError}. Transient failures
  * are retried with exponential backoff, a bounded number of times: throttling
@@ -27,11 +28,11 @@
  * @since 0.1.0
  */
 import type { KubeConfig } from "@kubernetes/client-node"
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -46,7 +47,7 @@ import type * as KubeError from "./KubeError.js"
  * @since 0.1.0
  * @category tags
  */
-export class Kube extends Context.Tag("@reconcile/kube/Kube")<Kube, Kube.Service>() {}
+export class Kube extends Context.Service<Kube, Kube.Service>()("@reconcile/kube/Kube") {}
 
 /**
  * @since 0.1.0
@@ -105,7 +106,7 @@ export interface Request {
   /** Whether sending it twice is harmless (default: GET, PUT). Decides which failures are retried. */
   readonly idempotent?: boolean | undefined
   /** Overrides the request timeout of {@link Options}. */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
 }
 
 /**
@@ -118,9 +119,9 @@ export interface RetryOptions {
   /** Retries after the first attempt (default 3; 0 disables retries). */
   readonly times?: number | undefined
   /** First backoff (default 200 ms), doubled per retry. */
-  readonly base?: Duration.DurationInput | undefined
+  readonly base?: Duration.Input | undefined
   /** Backoff cap (default 10 s). A server's `Retry-After` is honoured as sent. */
-  readonly max?: Duration.DurationInput | undefined
+  readonly max?: Duration.Input | undefined
 }
 
 /**
@@ -132,7 +133,7 @@ export interface RetryOptions {
 export interface Options {
   readonly retry?: RetryOptions | undefined
   /** Timeout of one request attempt (default 30 s). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** The `User-Agent` header (default `reconcile/0.1.0`). */
   readonly userAgent?: string | undefined
 }
@@ -179,7 +180,7 @@ export const make = (
  * @category layers
  */
 export const layerFromDefault = (options?: Options): Layer.Layer<Kube, KubeConfigError> =>
-  Layer.scoped(Kube, Effect.flatMap(config.fromDefault, (loaded) => internal.make(loaded, options ?? {})))
+  Layer.effect(Kube, Effect.flatMap(config.fromDefault, (loaded) => internal.make(loaded, options ?? {})))
 
 /**
  * Loads the kubeconfig file at `path`.
@@ -188,7 +189,7 @@ export const layerFromDefault = (options?: Options): Layer.Layer<Kube, KubeConfi
  * @category layers
  */
 export const layerFromFile = (path: string, options?: Options): Layer.Layer<Kube, KubeConfigError> =>
-  Layer.scoped(Kube, Effect.flatMap(config.fromFile(path), (loaded) => internal.make(loaded, options ?? {})))
+  Layer.effect(Kube, Effect.flatMap(config.fromFile(path), (loaded) => internal.make(loaded, options ?? {})))
 
 /**
  * Loads a kubeconfig from its YAML text.
@@ -197,7 +198,7 @@ export const layerFromFile = (path: string, options?: Options): Layer.Layer<Kube
  * @category layers
  */
 export const layerFromString = (yaml: string, options?: Options): Layer.Layer<Kube, KubeConfigError> =>
-  Layer.scoped(Kube, Effect.flatMap(config.fromString(yaml), (loaded) => internal.make(loaded, options ?? {})))
+  Layer.effect(Kube, Effect.flatMap(config.fromString(yaml), (loaded) => internal.make(loaded, options ?? {})))
 
 /**
  * Uses an already loaded client-node `KubeConfig` (e.g. with custom
@@ -207,7 +208,7 @@ export const layerFromString = (yaml: string, options?: Options): Layer.Layer<Ku
  * @category layers
  */
 export const layerFromKubeConfig = (kubeConfig: KubeConfig, options?: Options): Layer.Layer<Kube, KubeConfigError> =>
-  Layer.scoped(Kube, make(kubeConfig, options))
+  Layer.effect(Kube, make(kubeConfig, options))
 
 /**
  * Runs an API call with the clients' retry rules: 429 and 503 are retried for

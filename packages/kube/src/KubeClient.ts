@@ -45,7 +45,7 @@ import type * as Resource from "./Resource.js"
  * @since 0.1.0
  * @category tags
  */
-export class KubeClient extends Context.Tag("@reconcile/kube/KubeClient")<KubeClient, KubeClient.Service>() {}
+export class KubeClient extends Context.Service<KubeClient, KubeClient.Service>()("@reconcile/kube/KubeClient") {}
 
 /**
  * @since 0.1.0

@@ -150,9 +150,11 @@ export class AlreadyExists extends Data.TaggedError("AlreadyExists")<StatusField
  * @since 0.1.0
  * @category errors
  */
-export class Conflict extends Data.TaggedError("Conflict")<StatusFields & {
-  readonly causes: ReadonlyArray<StatusCause>
-}> {
+export class Conflict extends Data.TaggedError("Conflict")<
+  StatusFields & {
+    readonly causes: ReadonlyArray<StatusCause>
+  }
+> {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
@@ -181,9 +183,11 @@ export class Gone extends Data.TaggedError("Gone")<StatusFields> {
  * @since 0.1.0
  * @category errors
  */
-export class Invalid extends Data.TaggedError("Invalid")<StatusFields & {
-  readonly causes: ReadonlyArray<StatusCause>
-}> {
+export class Invalid extends Data.TaggedError("Invalid")<
+  StatusFields & {
+    readonly causes: ReadonlyArray<StatusCause>
+  }
+> {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
@@ -255,9 +259,11 @@ export class MethodNotAllowed extends Data.TaggedError("MethodNotAllowed")<Statu
  * @since 0.1.0
  * @category errors
  */
-export class TooManyRequests extends Data.TaggedError("TooManyRequests")<StatusFields & {
-  readonly retryAfter: Duration.Duration | undefined
-}> {
+export class TooManyRequests extends Data.TaggedError("TooManyRequests")<
+  StatusFields & {
+    readonly retryAfter: Duration.Duration | undefined
+  }
+> {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
@@ -272,10 +278,12 @@ export class TooManyRequests extends Data.TaggedError("TooManyRequests")<StatusF
  * @since 0.1.0
  * @category errors
  */
-export class ServerError extends Data.TaggedError("ServerError")<StatusFields & {
-  readonly code: number
-  readonly retryAfter: Duration.Duration | undefined
-}> {
+export class ServerError extends Data.TaggedError("ServerError")<
+  StatusFields & {
+    readonly code: number
+    readonly retryAfter: Duration.Duration | undefined
+  }
+> {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
@@ -305,9 +313,11 @@ export class Timeout extends Data.TaggedError("Timeout")<StatusFields> {
  * @since 0.1.0
  * @category errors
  */
-export class UnexpectedStatus extends Data.TaggedError("UnexpectedStatus")<StatusFields & {
-  readonly code: number
-}> {
+export class UnexpectedStatus extends Data.TaggedError("UnexpectedStatus")<
+  StatusFields & {
+    readonly code: number
+  }
+> {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
@@ -574,10 +584,8 @@ export const ignoreNotFound = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Ef
   Exclude<E, NotFound>,
   R
 > =>
-  Effect.catchIf(
-    Effect.asSome(self),
-    (e): e is Extract<E, NotFound> => isNotFound(e),
-    () => Effect.succeedNone
+  Effect.asSome(self).pipe(
+    Effect.catchIf((e): e is Extract<E, NotFound> => isNotFound(e), () => Effect.succeedNone)
   ) as Effect.Effect<Option.Option<A>, Exclude<E, NotFound>, R>
 
 /**
@@ -592,10 +600,11 @@ export const ignoreAlreadyExists = <A, E, R>(self: Effect.Effect<A, E, R>): Effe
   Exclude<E, AlreadyExists>,
   R
 > =>
-  Effect.catchIf(
-    Effect.asSome(self),
-    (e): e is Extract<E, AlreadyExists> => isKubeError(e) && e._tag === "AlreadyExists",
-    () => Effect.succeedNone
+  Effect.asSome(self).pipe(
+    Effect.catchIf(
+      (e): e is Extract<E, AlreadyExists> => isKubeError(e) && e._tag === "AlreadyExists",
+      () => Effect.succeedNone
+    )
   ) as Effect.Effect<Option.Option<A>, Exclude<E, AlreadyExists>, R>
 
 /**

@@ -394,8 +394,8 @@ export interface CustomResource<Spec, SpecEncoded, Status = never, StatusEncoded
   readonly singular: string
   readonly shortNames: ReadonlyArray<string>
   readonly categories: ReadonlyArray<string>
-  readonly spec: Schema.Schema<Spec, SpecEncoded>
-  readonly status: Schema.Schema<Status, StatusEncoded> | undefined
+  readonly spec: Schema.Codec<Spec, SpecEncoded>
+  readonly status: Schema.Codec<Status, StatusEncoded> | undefined
 }
 
 /**
@@ -414,9 +414,9 @@ export interface CustomOptions<Spec, SpecEncoded, Status, StatusEncoded> {
   readonly shortNames?: ReadonlyArray<string> | undefined
   readonly categories?: ReadonlyArray<string> | undefined
   readonly scope: "Namespaced" | "Cluster"
-  readonly spec: Schema.Schema<Spec, SpecEncoded>
+  readonly spec: Schema.Codec<Spec, SpecEncoded>
   /** With a status Schema the CRD declares the `status` subresource. */
-  readonly status?: Schema.Schema<Status, StatusEncoded> | undefined
+  readonly status?: Schema.Codec<Status, StatusEncoded> | undefined
 }
 
 /**
@@ -444,9 +444,10 @@ export const isCustom = <A extends ObjectMeta.HasMetadata>(
 /**
  * The `apiextensions.k8s.io/v1` CustomResourceDefinition of a custom
  * resource: names, scope, one served and stored version whose
- * `openAPIV3Schema` is derived from the Schemas (`JSONSchema.make`,
- * converted to the structural subset Kubernetes accepts), and the `status`
- * subresource when a status Schema is given.
+ * `openAPIV3Schema` is derived from the Schemas (their encoded side, through
+ * `SchemaRepresentation`'s JSON Schema, converted to the structural subset
+ * Kubernetes accepts), and the `status` subresource when a status Schema is
+ * given.
  *
  * Where a Schema says more than a structural schema can (unions of different
  * shapes, tuples, recursion), the manifest accepts any value there and the

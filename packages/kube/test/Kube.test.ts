@@ -3,21 +3,35 @@
  * real HTTPS.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Chunk, ConfigProvider, Duration, Effect, Exit, Fiber, Layer, TestClock, TestServices } from "effect"
 import { Faults, TestApiServer } from "@reconcile/testkit"
+import { Clock, ConfigProvider, Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Kube from "../src/Kube.js"
 import * as retry from "../src/internal/retry.js"
+import * as Kube from "../src/Kube.js"
 import * as KubeError from "../src/KubeError.js"
 import { countRequests, kubeLayer, makeEnv, tempFile } from "./support/env.js"
+
+/** The typed error of a failed Exit (effect 4's Cause is a flat list of reasons, no `_tag: "Fail"`). */
+const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
+  // one reason, a Fail: what effect 3's `cause._tag === "Fail"` checked
+  assert(Exit.isFailure(exit) && exit.cause.reasons.length === 1, `expected one failure, got ${String(exit)}`)
+  const error = Exit.findErrorOption(exit)
+  assert(Option.isSome(error), `expected a failure, got ${String(exit)}`)
+  return error.value
+}
+
+/** Runs an effect with a ConfigProvider of these variables only (effect 3: withConfigProvider + fromMap). */
+const withEnv = (env: Record<string, string>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))
 
 const configError = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   Effect.gen(function*() {
     const exit = yield* Effect.exit(Effect.scoped(Layer.build(layer)))
-    assert(Exit.isFailure(exit), "expected the layer to fail")
-    const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+    assert(Exit.isFailure(exit) && exit.cause.reasons.length === 1, "expected the layer to fail")
+    const error = Option.getOrUndefined(Exit.findErrorOption(exit))
     assert.instanceOf(error, Kube.KubeConfigError)
     return error as Kube.KubeConfigError
   })
@@ -45,7 +59,10 @@ describe("Kube configuration errors", () => {
       assert.include((yield* configError(Kube.layerFromFile(tempFile("config", "")))).reason, "empty")
       assert.include((yield* configError(Kube.layerFromString("null"))).reason, "not a kubeconfig")
       const noServer = "clusters:\n- name: c\n  cluster: {}\ncontexts: []\nusers: []\n"
-      assert.include((yield* configError(Kube.layerFromString(noServer))).reason, "clusters[0].cluster.server is missing")
+      assert.include(
+        (yield* configError(Kube.layerFromString(noServer))).reason,
+        "clusters[0].cluster.server is missing"
+      )
     }))
 
   it.effect("no current context, an unknown context, cluster or user", () =>
@@ -70,11 +87,15 @@ describe("Kube configuration errors", () => {
       ))
       assert.strictEqual(unknown.reason, "current-context \"other\" is not defined (contexts: ctx)")
       const cluster = yield* configError(Kube.layerFromString(
-        [...base, "contexts:", "- name: ctx", "  context: { cluster: nope, user: u }", "current-context: ctx"].join("\n")
+        [...base, "contexts:", "- name: ctx", "  context: { cluster: nope, user: u }", "current-context: ctx"].join(
+          "\n"
+        )
       ))
       assert.strictEqual(cluster.reason, "context \"ctx\" names cluster \"nope\", which is not defined")
       const user = yield* configError(Kube.layerFromString(
-        [...base, "contexts:", "- name: ctx", "  context: { cluster: c, user: nope }", "current-context: ctx"].join("\n")
+        [...base, "contexts:", "- name: ctx", "  context: { cluster: c, user: nope }", "current-context: ctx"].join(
+          "\n"
+        )
       ))
       assert.strictEqual(user.reason, "context \"ctx\" names user \"nope\", which is not defined")
     }))
@@ -101,9 +122,7 @@ describe("Kube configuration errors", () => {
   it.effect("layerFromDefault without KUBECONFIG, ~/.kube/config or a service account", () =>
     Effect.gen(function*() {
       const home = fs.mkdtempSync(path.join(os.tmpdir(), "kube-home-"))
-      const e = yield* configError(Kube.layerFromDefault()).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["HOME", home]])))
-      )
+      const e = yield* configError(Kube.layerFromDefault()).pipe(withEnv({ HOME: home }))
       assert.strictEqual(e.source, "default")
       assert.include(e.reason, "no kubeconfig found")
     }))
@@ -112,8 +131,7 @@ describe("Kube configuration errors", () => {
 const env = makeEnv()
 
 layer(env.layer)("Kube against TestApiServer", (it) => {
-  const get = (path: string) =>
-    Effect.flatMap(Kube.Kube, (kube) => kube.request({ method: "GET", path }))
+  const get = (path: string) => Effect.flatMap(Kube.Kube, (kube) => kube.request({ method: "GET", path }))
 
   it.effect("layerFromFile: the context's namespace, an authenticated TLS request", () =>
     Effect.gen(function*() {
@@ -135,9 +153,7 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
       const other = tempFile("other", "clusters: []\nusers: []\ncontexts: []\n")
       const fromDefault = yield* get("/api/v1/namespaces/kube-public").pipe(
         Effect.provide(Kube.layerFromDefault()),
-        Effect.withConfigProvider(
-          ConfigProvider.fromMap(new Map([["KUBECONFIG", `${server.kubeconfigPath}${path.delimiter}${other}`]]))
-        )
+        withEnv({ KUBECONFIG: `${server.kubeconfigPath}${path.delimiter}${other}` })
       )
       assert.strictEqual((fromDefault as { metadata: { name: string } }).metadata.name, "kube-public")
     }))
@@ -147,9 +163,9 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
       const server = yield* TestApiServer.TestApiServer
       const wrong = server.kubeconfig.replace(server.token, "wrong-token-value")
       assert.notStrictEqual(wrong, server.kubeconfig)
-      const exit = yield* Effect.exit(get("/api/v1/namespaces").pipe(Effect.provide(Kube.layerFromString(wrong))))
-      assert(Exit.isFailure(exit) && exit.cause._tag === "Fail")
-      const error = exit.cause.error
+      const error = failureOf(
+        yield* Effect.exit(get("/api/v1/namespaces").pipe(Effect.provide(Kube.layerFromString(wrong))))
+      )
       assert.strictEqual(error._tag, "Unauthorized")
       assert.notInclude(error.message, "wrong-token-value")
       assert.notInclude(error.message, server.token)
@@ -173,7 +189,10 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
         kind: "Config",
         clusters: [{
           name: "c",
-          cluster: { server: server.url, "certificate-authority-data": Buffer.from(server.certificateAuthority).toString("base64") }
+          cluster: {
+            server: server.url,
+            "certificate-authority-data": Buffer.from(server.certificateAuthority).toString("base64")
+          }
         }],
         users: [{
           name: "u",
@@ -196,11 +215,11 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
       const withoutCa = server.kubeconfig.replace(/certificate-authority-data: .*/, "server: " + server.url)
         .replace(/\n(\s+)server: (.*)\n(\s+)server: .*/, "\n$1server: $2")
       assert.notInclude(withoutCa, "certificate-authority-data")
-      const exit = yield* Effect.exit(
-        get("/api/v1/namespaces").pipe(Effect.provide(Kube.layerFromString(withoutCa, { retry: { times: 0 } })))
+      const error = failureOf(
+        yield* Effect.exit(
+          get("/api/v1/namespaces").pipe(Effect.provide(Kube.layerFromString(withoutCa, { retry: { times: 0 } })))
+        )
       )
-      assert(Exit.isFailure(exit) && exit.cause._tag === "Fail")
-      const error = exit.cause.error
       assert(error._tag === "Transport")
       assert.strictEqual(error.reason, "Request")
       assert.match(error.message, /certificate/i)
@@ -213,12 +232,13 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
     Effect.gen(function*() {
       const server = yield* TestApiServer.TestApiServer
       const closed = server.kubeconfig.replace(server.url, "https://127.0.0.1:1")
-      const exit = yield* Effect.exit(
-        get("/api/v1/namespaces").pipe(Effect.provide(Kube.layerFromString(closed, { retry: { times: 0 } })))
+      const error = failureOf(
+        yield* Effect.exit(
+          get("/api/v1/namespaces").pipe(Effect.provide(Kube.layerFromString(closed, { retry: { times: 0 } })))
+        )
       )
-      assert(Exit.isFailure(exit) && exit.cause._tag === "Fail")
-      assert.strictEqual(exit.cause.error._tag, "Transport")
-      assert.include(exit.cause.error.message, "ECONNREFUSED")
+      assert.strictEqual(error._tag, "Transport")
+      assert.include(error.message, "ECONNREFUSED")
     }))
 
   it.effect("500 on a GET is retried, then surfaced as ServerError after the bounded retries", () =>
@@ -235,12 +255,11 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
       const always = yield* faults.failRequests({ code: 500, verbs: ["get"], resources: ["namespaces"] })
       const exit = yield* Effect.exit(get("/api/v1/namespaces/kube-node-lease"))
       yield* faults.removeRule(always)
-      assert(Exit.isFailure(exit) && exit.cause._tag === "Fail")
-      const error = exit.cause.error
+      const error = failureOf(exit)
       assert(error._tag === "ServerError")
       assert.strictEqual(error.code, 500)
       assert.strictEqual(countRequests(env.log, from2, "GET /api/v1/namespaces/kube-node-lease", " 500 "), 4)
-    }).pipe(Effect.provide(kubeLayer()), TestServices.provideLive))
+    }).pipe(Effect.provide(kubeLayer()), TestClock.withLive))
 
   it.effect("503 is retried for a create; 500 on a create is not (the server may have acted)", () =>
     Effect.gen(function*() {
@@ -259,22 +278,44 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
 
       const from2 = env.log.lines.length
       yield* faults.failRequests({ code: 500, verbs: ["create"], resources: ["configmaps"], count: 1 })
-      const exit = yield* Effect.exit(create("not-retried"))
-      assert(Exit.isFailure(exit) && exit.cause._tag === "Fail")
-      assert.strictEqual(exit.cause.error._tag, "ServerError")
+      assert.strictEqual(failureOf(yield* Effect.exit(create("not-retried")))._tag, "ServerError")
       assert.strictEqual(countRequests(env.log, from2, "POST /api/v1/namespaces/default/configmaps"), 1)
-    }).pipe(Effect.provide(kubeLayer()), TestServices.provideLive))
+    }).pipe(Effect.provide(kubeLayer()), TestClock.withLive))
 
   it.effect("429 waits for Retry-After on Effect's Clock (TestClock), then succeeds", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const from = env.log.lines.length
-      yield* faults.failRequests({ code: 429, retryAfterSeconds: 7, verbs: ["get"], resources: ["namespaces"], count: 1 })
-      const fiber = yield* Effect.fork(get("/api/v1/namespaces/kube-public"))
+      yield* faults.failRequests({
+        code: 429,
+        retryAfterSeconds: 7,
+        verbs: ["get"],
+        resources: ["namespaces"],
+        count: 1
+      })
+      // effect 4's TestClock does not list its pending sleeps (TestClock.sleeps is gone): the request runs with a
+      // Clock that records the sleeps it asks the TestClock for
+      const testClock = yield* Clock.Clock
+      const sleeps: Array<number> = []
+      const recording: Clock.Clock = {
+        currentTimeMillisUnsafe: () => testClock.currentTimeMillisUnsafe(),
+        currentTimeMillis: testClock.currentTimeMillis,
+        currentTimeNanosUnsafe: () => testClock.currentTimeNanosUnsafe(),
+        currentTimeNanos: testClock.currentTimeNanos,
+        monotonicTimeNanosUnsafe: () => testClock.monotonicTimeNanosUnsafe(),
+        monotonicTimeNanos: testClock.monotonicTimeNanos,
+        sleep: (duration) =>
+          Effect.suspend(() => {
+            sleeps.push(Duration.toMillis(duration))
+            return testClock.sleep(duration)
+          })
+      }
+      const fiber = yield* Effect.forkChild(
+        get("/api/v1/namespaces/kube-public").pipe(Effect.provideService(Clock.Clock, recording))
+      )
       // wait (in real time) until the 429 has been answered and the retry sleeps on the TestClock for Retry-After
-      const now = yield* TestClock.currentTimeMillis
-      const retrySleep = Effect.map(TestClock.sleeps(), (sleeps) => Chunk.some(sleeps, (wake) => wake - now === 7000))
-      while (!(yield* retrySleep)) yield* TestServices.provideLive(Effect.sleep("2 millis"))
+      while (!sleeps.includes(7000)) yield* TestClock.withLive(Effect.sleep("2 millis"))
+      yield* TestClock.withLive(Effect.sleep("2 millis"))
       assert.strictEqual(countRequests(env.log, from, "GET /api/v1/namespaces/kube-public", " 429 "), 1)
       yield* TestClock.adjust("7 seconds")
       const ok = yield* Fiber.join(fiber)
@@ -284,19 +325,21 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
   it.effect("429 surfaces as TooManyRequests with retryAfter when retries are off", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
-      yield* faults.failRequests({ code: 429, retryAfterSeconds: 2, verbs: ["get"], resources: ["namespaces"], count: 1 })
-      const exit = yield* Effect.exit(get("/api/v1/namespaces/default"))
-      assert(Exit.isFailure(exit) && exit.cause._tag === "Fail")
-      const error = exit.cause.error
+      yield* faults.failRequests({
+        code: 429,
+        retryAfterSeconds: 2,
+        verbs: ["get"],
+        resources: ["namespaces"],
+        count: 1
+      })
+      const error = failureOf(yield* Effect.exit(get("/api/v1/namespaces/default")))
       assert(error._tag === "TooManyRequests")
       assert.deepStrictEqual(error.retryAfter, Duration.seconds(2))
     }).pipe(Effect.provide(kubeLayer({ retry: { times: 0 } }))))
 
   it.effect("a path the server does not know is NotFound", () =>
     Effect.gen(function*() {
-      const exit = yield* Effect.exit(get("/apis/nope.example.com/v1/widgets"))
-      assert(Exit.isFailure(exit) && exit.cause._tag === "Fail")
-      assert.strictEqual(exit.cause.error._tag, "NotFound")
+      assert.strictEqual(failureOf(yield* Effect.exit(get("/apis/nope.example.com/v1/widgets")))._tag, "NotFound")
     }).pipe(Effect.provide(kubeLayer())))
 })
 
@@ -329,7 +372,7 @@ describe("retry policy (unit, TestClock)", () => {
         attempts++
         return Effect.fail(serverError)
       })
-      const fiber = yield* Effect.fork(retry.withRetry(failing, policy, true))
+      const fiber = yield* Effect.forkChild(retry.withRetry(failing, policy, true))
       yield* TestClock.adjust("99 millis")
       assert.strictEqual(attempts, 1)
       yield* TestClock.adjust("1 millis")
@@ -339,4 +382,3 @@ describe("retry policy (unit, TestClock)", () => {
       assert.strictEqual(attempts, 4)
     }))
 })
-

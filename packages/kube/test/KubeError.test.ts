@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Option, Ref, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, Option, Ref } from "effect"
+import { TestClock } from "effect/testing"
 import * as KubeError from "../src/KubeError.js"
 
 const status = (code: number, reason?: string, extra: Partial<KubeError.Status> = {}): KubeError.Status => ({
@@ -55,14 +56,17 @@ describe("KubeError.fromStatus", () => {
   })
 
   it("Invalid carries one cause per field and names them in its message", () => {
-    const e = KubeError.fromStatus(status(422, "Invalid", {
-      message: "ConfigMap \"Bad\" is invalid",
-      details: {
-        name: "Bad",
-        kind: "ConfigMap",
-        causes: [{ reason: "FieldValueInvalid", field: "metadata.name", message: "Invalid value: \"Bad\"" }]
-      }
-    }), { request: { method: "POST", path: "/api/v1/namespaces/default/configmaps" } })
+    const e = KubeError.fromStatus(
+      status(422, "Invalid", {
+        message: "ConfigMap \"Bad\" is invalid",
+        details: {
+          name: "Bad",
+          kind: "ConfigMap",
+          causes: [{ reason: "FieldValueInvalid", field: "metadata.name", message: "Invalid value: \"Bad\"" }]
+        }
+      }),
+      { request: { method: "POST", path: "/api/v1/namespaces/default/configmaps" } }
+    )
     assert(e._tag === "Invalid")
     assert.deepStrictEqual(e.causes.map((c) => c.field), ["metadata.name"])
     assert.include(e.message, "POST /api/v1/namespaces/default/configmaps")
@@ -138,15 +142,15 @@ describe("KubeError helpers", () => {
       const rmw = Ref.updateAndGet(runs, (n) => n + 1).pipe(
         Effect.flatMap((n) => n < 3 ? Effect.fail(conflict) : Effect.succeed(n))
       )
-      const fiber = yield* Effect.fork(KubeError.retryOnConflict(rmw, { times: 5 }))
+      const fiber = yield* Effect.forkChild(KubeError.retryOnConflict(rmw, { times: 5 }))
       yield* TestClock.adjust("10 seconds")
-      assert.strictEqual(yield* fiber.await.pipe(Effect.flatten), 3)
+      assert.strictEqual(yield* Fiber.join(fiber), 3)
 
       yield* Ref.set(runs, 0)
-      const always = Ref.update(runs, (n) => n + 1).pipe(Effect.zipRight(Effect.fail(conflict)))
-      const bounded = yield* Effect.fork(always.pipe(KubeError.retryOnConflict({ times: 2 })))
+      const always = Ref.update(runs, (n) => n + 1).pipe(Effect.andThen(Effect.fail(conflict)))
+      const bounded = yield* Effect.forkChild(always.pipe(KubeError.retryOnConflict({ times: 2 })))
       yield* TestClock.adjust("10 seconds")
-      assert.deepStrictEqual(yield* bounded.await, Exit.fail(conflict))
+      assert.deepStrictEqual(yield* Fiber.await(bounded), Exit.fail(conflict))
       assert.strictEqual(yield* Ref.get(runs), 3)
     }))
 
@@ -154,12 +158,14 @@ describe("KubeError helpers", () => {
     Effect.gen(function*() {
       const runs = yield* Ref.make(0)
       const applyConflict = KubeError.fromStatus(status(409, "Conflict", {
-        details: { causes: [{ reason: "FieldManagerConflict", field: ".spec.replicas", message: "conflict with \"hpa\"" }] }
+        details: {
+          causes: [{ reason: "FieldManagerConflict", field: ".spec.replicas", message: "conflict with \"hpa\"" }]
+        }
       }))
       for (const e of [notFound, applyConflict]) {
         yield* Ref.set(runs, 0)
         const exit = yield* Effect.exit(
-          Ref.update(runs, (n) => n + 1).pipe(Effect.zipRight(Effect.fail(e)), KubeError.retryOnConflict())
+          Ref.update(runs, (n) => n + 1).pipe(Effect.andThen(Effect.fail(e)), KubeError.retryOnConflict())
         )
         assert.deepStrictEqual(exit, Exit.fail(e))
         assert.strictEqual(yield* Ref.get(runs), 1)

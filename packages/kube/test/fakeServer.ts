@@ -41,7 +41,9 @@ export const makeFakeServer = Effect.gen(function*() {
   const serverError = () => new KubeError.ServerError({ status: { code: 500, message: "injected" } } as never)
 
   const record = (type: Change["type"], object: Obj) =>
-    PubSub.publish(live, { type, object, rv }).pipe(Effect.zipRight(Effect.sync(() => void history.push({ type, object, rv }))))
+    PubSub.publish(live, { type, object, rv }).pipe(
+      Effect.andThen(Effect.sync(() => void history.push({ type, object, rv })))
+    )
 
   const server = {
     objects,
@@ -51,7 +53,10 @@ export const makeFakeServer = Effect.gen(function*() {
     put: (name: string, data: number, extra: Partial<Obj["metadata"]> = {}) =>
       Effect.suspend(() => {
         const existed = objects.has(name)
-        const object: Obj = { metadata: { name, namespace: "ns", uid: `uid-${name}`, ...extra, resourceVersion: String(++rv) }, data }
+        const object: Obj = {
+          metadata: { name, namespace: "ns", uid: `uid-${name}`, ...extra, resourceVersion: String(++rv) },
+          data
+        }
         objects.set(name, object)
         return record(existed ? "Modified" : "Added", object)
       }),
@@ -86,7 +91,7 @@ export const makeFakeServer = Effect.gen(function*() {
           return Effect.succeed({ items, resourceVersion: String(rv), continue: next })
         }),
       watch: (options) =>
-        Stream.unwrapScoped(Effect.gen(function*() {
+        Stream.unwrap(Effect.gen(function*() {
           if (failNext) {
             failNext = false
             return typed(Stream.fail(serverError()))
@@ -98,7 +103,7 @@ export const makeFakeServer = Effect.gen(function*() {
           const past = history.filter((c) => c.rv > from)
           const toEvent = (c: Change): Watcher.RawEvent<Obj> => ({ _tag: c.type, object: c.object })
           const lastPast = past.length === 0 ? from : past[past.length - 1]!.rv
-          const future = Stream.fromQueue(subscription).pipe(
+          const future = Stream.fromSubscription(subscription).pipe(
             Stream.takeWhile((c) => c !== "drop"),
             Stream.filter((c) => c.rv > lastPast),
             Stream.map(toEvent)

@@ -75,10 +75,10 @@ const exists = (file: string): boolean => {
  */
 export const fromDefault: Effect.Effect<Loaded, KubeConfigError> = Effect.gen(function*() {
   const env = yield* Config.all({
-    kubeconfig: Config.option(Config.string("KUBECONFIG")),
-    home: Config.option(Config.string("HOME")),
-    host: Config.option(Config.string("KUBERNETES_SERVICE_HOST")),
-    port: Config.option(Config.string("KUBERNETES_SERVICE_PORT"))
+    kubeconfig: Config.option(Config.String("KUBECONFIG")),
+    home: Config.option(Config.String("HOME")),
+    host: Config.option(Config.String("KUBERNETES_SERVICE_HOST")),
+    port: Config.option(Config.String("KUBERNETES_SERVICE_PORT"))
   }).pipe(
     Effect.mapError((cause) => new KubeConfigError({ source: "default", reason: String(cause), cause }))
   )

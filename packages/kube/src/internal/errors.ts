@@ -42,9 +42,7 @@ export const describe = (
   const message = status.message !== undefined && status.message !== "" ? `: ${redact(status.message)}` : ""
   const causes = error.causes !== undefined && error.causes.length > 0 && !message.includes("\n")
     ? ` [${
-      error.causes.map((c) =>
-        `${c.field !== undefined ? `${c.field}: ` : ""}${redact(c.message ?? c.reason ?? "")}`
-      )
+      error.causes.map((c) => `${c.field !== undefined ? `${c.field}: ` : ""}${redact(c.message ?? c.reason ?? "")}`)
         .join("; ")
     }]`
     : ""
@@ -55,9 +53,9 @@ export const describe = (
 export const describeTransport = (error: KubeError.Transport): string => {
   const cause = error.cause
   const text = cause instanceof Error
-    ? `${(cause as NodeJS.ErrnoException).code !== undefined ? `${(cause as NodeJS.ErrnoException).code} ` : ""}${
-      cause.message
-    }`
+    ? `${
+      (cause as NodeJS.ErrnoException).code !== undefined ? `${(cause as NodeJS.ErrnoException).code} ` : ""
+    }${cause.message}`
     : String(cause)
   return `${where(error.request)}transport error (${error.reason}): ${redact(text)}`
 }

@@ -1,14 +1,15 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Undici from "@effect/platform-node/Undici"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
-import * as Https from "node:https"
+import type * as Https from "node:https"
 import type * as Kube from "../Kube.js"
 import type { KubeConfigError } from "../Kube.js"
 import * as KubeError from "../KubeError.js"
@@ -16,7 +17,7 @@ import * as config from "./config.js"
 import { truncate } from "./errors.js"
 import * as retry from "./retry.js"
 
-/** Marks a failure of client-node computing credentials, carried through `RequestError.cause`. */
+/** Marks a failure of client-node computing credentials, carried through `TransportError.cause`. */
 class CredentialsFailure {
   constructor(readonly cause: unknown) {}
 }
@@ -96,16 +97,22 @@ export const statusError = (
   return KubeError.fromStatus(status, { code, retryAfter: parseRetryAfter(headers["retry-after"]), request })
 }
 
-const toTransport = (request: KubeError.RequestInfo) =>
-(error: HttpClientError.HttpClientError): KubeError.Transport => {
-  if (error._tag === "RequestError") {
-    if (error.cause instanceof CredentialsFailure) {
-      return new KubeError.Transport({ reason: "Credentials", request, cause: error.cause.cause })
+const toTransport =
+  (request: KubeError.RequestInfo) => (error: HttpClientError.HttpClientError): KubeError.Transport => {
+    // the cause, never the request (whose headers hold the credentials)
+    const reason = error.reason
+    switch (reason._tag) {
+      case "TransportError":
+      case "EncodeError":
+      case "InvalidUrlError":
+        if (reason.cause instanceof CredentialsFailure) {
+          return new KubeError.Transport({ reason: "Credentials", request, cause: reason.cause.cause })
+        }
+        return new KubeError.Transport({ reason: "Request", request, cause: reason.cause ?? reason.description })
+      default:
+        return new KubeError.Transport({ reason: "Response", request, cause: reason.cause ?? reason.description })
     }
-    return new KubeError.Transport({ reason: "Request", request, cause: error.cause ?? error.description })
   }
-  return new KubeError.Transport({ reason: "Response", request, cause: error.cause ?? error.description })
-}
 
 /** @internal */
 export const make = (
@@ -118,35 +125,47 @@ export const make = (
     const proxied = kc.getCurrentCluster()?.proxyUrl !== undefined
     const base = resolved.server.toString().replace(/\/$/, "")
     const userAgent = options.userAgent ?? "reconcile/0.1.0"
-    const timeout = Duration.decode(options.timeout ?? "30 seconds")
+    const timeout = Duration.fromInputUnsafe(options.timeout ?? "30 seconds")
     const policy = defaultPolicy(options)
 
-    // One agent (and connection pool) per distinct TLS material; a change (a rotated client certificate from an
-    // exec plugin) starts a new pool. Every agent is destroyed with the scope.
+    // One undici dispatcher (and connection pool) per distinct TLS material; a change (a rotated client
+    // certificate from an exec plugin) starts a new pool. Every dispatcher is destroyed with the scope.
+    // Behind a proxy (`proxy-url`), client-node's own agent (http or SOCKS proxy) carries the requests over node:http.
+    const dispatchers: Array<Undici.Dispatcher> = []
     const agents: Array<Http.Agent> = []
-    yield* Effect.addFinalizer(() => Effect.sync(() => agents.forEach((agent) => agent.destroy())))
+    yield* Effect.addFinalizer(() =>
+      Effect.andThen(
+        Effect.sync(() => agents.forEach((agent) => agent.destroy())),
+        Effect.promise(() => Promise.all(dispatchers.map((d) => d.destroy().catch(() => undefined))))
+      )
+    )
     let current: { readonly tls: Tls; readonly client: HttpClient.HttpClient } | undefined
 
     const clientFor = (opts: Https.RequestOptions): Effect.Effect<HttpClient.HttpClient> =>
       Effect.suspend(() => {
         const tls = tlsOf(opts)
         if (current !== undefined && sameTls(current.tls, tls)) return Effect.succeed(current.client)
-        const agent: Http.Agent = proxied && opts.agent instanceof Http.Agent
-          ? opts.agent
-          : resolved.server.protocol === "http:"
-          ? new Http.Agent({ keepAlive: true })
-          : new Https.Agent(defined({ keepAlive: true, ...tls }))
-        agents.push(agent)
-        return NodeHttpClient.make.pipe(
-          Effect.provideService(NodeHttpClient.HttpAgent, {
-            [NodeHttpClient.HttpAgentTypeId]: NodeHttpClient.HttpAgentTypeId,
+        let make: Effect.Effect<HttpClient.HttpClient>
+        if (proxied && opts.agent instanceof Http.Agent) {
+          const agent = opts.agent
+          agents.push(agent)
+          make = Effect.provideService(NodeHttpClient.makeNodeHttp, NodeHttpClient.HttpAgent, {
             http: agent,
             https: agent as Https.Agent
-          }),
-          Effect.tap((client) => {
-            current = { tls, client }
           })
-        )
+        } else {
+          const dispatcher = new Undici.Agent({
+            // TCP keep-alive probes after 30 s, as client-node's own dispatcher (cloud load balancers drop idle
+            // connections after 60 s)
+            connect: defined({ ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 })
+          })
+          dispatchers.push(dispatcher)
+          make = Effect.provideService(NodeHttpClient.makeUndici, NodeHttpClient.Dispatcher, dispatcher)
+        }
+        return Effect.map(make, (client) => {
+          current = { tls, client }
+          return client
+        })
       })
 
     const credentials = (request: HttpClientRequest.HttpClientRequest) =>
@@ -157,7 +176,9 @@ export const make = (
           return opts
         },
         catch: (cause) =>
-          new HttpClientError.RequestError({ request, reason: "Transport", cause: new CredentialsFailure(cause) })
+          new HttpClientError.HttpClientError({
+            reason: new HttpClientError.TransportError({ request, cause: new CredentialsFailure(cause) })
+          })
       })
 
     const authenticate = (request: HttpClientRequest.HttpClientRequest, opts: Https.RequestOptions) => {
@@ -179,7 +200,8 @@ export const make = (
       (effect) =>
         Effect.flatMap(effect, (request) =>
           Effect.flatMap(credentials(request), (opts) =>
-            Effect.flatMap(clientFor(opts), (client) => client.execute(authenticate(request, opts))))),
+            Effect.flatMap(clientFor(opts), (client) =>
+              client.execute(authenticate(request, opts))))),
       (request) =>
         Effect.succeed(
           request.url.startsWith("/") ? HttpClientRequest.setUrl(request, `${base}${request.url}`) : request
@@ -188,7 +210,11 @@ export const make = (
 
     const build = (req: Kube.Request): HttpClientRequest.HttpClientRequest => {
       const query: Record<string, string> = {}
-      for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) query[k] = String(v)
+      for (const [k, v] of Object.entries(req.query ?? {})) {
+        if (v !== undefined) {
+          query[k] = String(v)
+        }
+      }
       let request = HttpClientRequest.make(req.method)(req.path, {
         urlParams: query,
         headers: { "user-agent": userAgent },
@@ -201,20 +227,22 @@ export const make = (
     }
 
     const timeoutOf = (req: Kube.Request, info: KubeError.RequestInfo) => {
-      const duration = req.timeout !== undefined ? Duration.decode(req.timeout) : timeout
-      return Effect.timeoutFail({
+      const duration = req.timeout !== undefined ? Duration.fromInputUnsafe(req.timeout) : timeout
+      return Effect.timeoutOrElse({
         duration,
-        onTimeout: () =>
-          new KubeError.Timeout({
-            status: {
-              kind: "Status",
-              status: "Failure",
-              reason: "Timeout",
-              code: 0,
-              message: `no answer within ${Duration.format(duration)}`
-            },
-            request: info
-          })
+        orElse: () =>
+          Effect.fail(
+            new KubeError.Timeout({
+              status: {
+                kind: "Status",
+                status: "Failure",
+                reason: "Timeout",
+                code: 0,
+                message: `no answer within ${Duration.format(duration)}`
+              },
+              request: info
+            })
+          )
       })
     }
 
@@ -225,7 +253,9 @@ export const make = (
       response.status >= 200 && response.status < 300
         ? Effect.succeed(response)
         : response.text.pipe(
-          Effect.orElseSucceed(() => ""),
+          Effect.orElseSucceed(() =>
+            ""
+          ),
           Effect.flatMap((text) => Effect.fail(statusError(response.status, text, response.headers, info)))
         )
 

@@ -1,5 +1,4 @@
 import type { ObjectMeta } from "@reconcile/core"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as Kube from "../Kube.js"
@@ -101,15 +100,16 @@ export const parseWatchStream = <A extends ObjectMeta.HasMetadata, E, R>(
         lines.push(pending)
         pending = ""
       }
-      return Effect.map(Effect.forEach(lines, (line) => parseWatchLine(resource, line)), Chunk.unsafeFromArray)
+      return Effect.forEach(lines, (line) => parseWatchLine(resource, line))
     }
     return Stream.concat(
-      Stream.mapChunksEffect(bytes, (chunks) => {
+      // a chunk without a complete line emits nothing (effect 4 streams carry non-empty arrays)
+      Stream.mapAccumArrayEffect(bytes, () => undefined, (_, chunks) => {
         let text = ""
         for (const chunk of chunks) text += decoder.decode(chunk, { stream: true })
-        return parseLines(text, false)
+        return Effect.map(parseLines(text, false), (events) => [undefined, events] as const)
       }),
-      Stream.flattenChunks(Stream.fromEffect(Effect.suspend(() => parseLines(decoder.decode(), true))))
+      Stream.fromArrayEffect(Effect.suspend(() => parseLines(decoder.decode(), true)))
     )
   })
 
@@ -309,32 +309,33 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
  *
  * @internal
  */
-export const paginate = (list: KubeClient.KubeClient.Service["list"]): KubeClient.KubeClient.Service["listAll"] =>
-<A extends ObjectMeta.HasMetadata>(
-  resource: Resource.Resource<A>,
-  options?: KubeClient.ListOptions
-): Effect.Effect<KubeClient.ObjectList<A>, KubeError.KubeError> =>
-  Effect.gen(function*() {
-    const limit = options?.limit ?? 500
-    const items: Array<A> = []
-    const undecodable: Array<KubeError.Decode> = []
-    let token = options?.continue
-    let resourceVersion = ""
-    do {
-      const page: KubeClient.ObjectList<A> = yield* list(resource, {
-        ...options,
-        limit,
-        continue: token,
-        resourceVersion: token === undefined ? options?.resourceVersion : undefined,
-        resourceVersionMatch: token === undefined ? options?.resourceVersionMatch : undefined
-      })
-      for (const item of page.items) items.push(item)
-      for (const e of page.undecodable) undecodable.push(e)
-      resourceVersion = page.resourceVersion
-      token = page.continue
-    } while (token !== undefined)
-    return { items, resourceVersion, continue: undefined, remainingItemCount: undefined, undecodable }
-  })
+export const paginate =
+  (list: KubeClient.KubeClient.Service["list"]): KubeClient.KubeClient.Service["listAll"] =>
+  <A extends ObjectMeta.HasMetadata>(
+    resource: Resource.Resource<A>,
+    options?: KubeClient.ListOptions
+  ): Effect.Effect<KubeClient.ObjectList<A>, KubeError.KubeError> =>
+    Effect.gen(function*() {
+      const limit = options?.limit ?? 500
+      const items: Array<A> = []
+      const undecodable: Array<KubeError.Decode> = []
+      let token = options?.continue
+      let resourceVersion: string
+      do {
+        const page: KubeClient.ObjectList<A> = yield* list(resource, {
+          ...options,
+          limit,
+          continue: token,
+          resourceVersion: token === undefined ? options?.resourceVersion : undefined,
+          resourceVersionMatch: token === undefined ? options?.resourceVersionMatch : undefined
+        })
+        for (const item of page.items) items.push(item)
+        for (const e of page.undecodable) undecodable.push(e)
+        resourceVersion = page.resourceVersion
+        token = page.continue
+      } while (token !== undefined)
+      return { items, resourceVersion, continue: undefined, remainingItemCount: undefined, undecodable }
+    })
 
 /**
  * Decodes list items, keeping the ones that do not decode apart instead of

@@ -1,24 +1,188 @@
 /**
- * JSON Schema (draft-07, as `JSONSchema.make` writes it) → the structural
- * OpenAPI v3 subset that `apiextensions.k8s.io/v1` accepts:
+ * effect Schema → the structural OpenAPI v3 subset that
+ * `apiextensions.k8s.io/v1` accepts, in two steps.
+ *
+ * First the Schema's representation (its encoded side, what the API server
+ * stores) is adjusted where effect 4's JSON Schema compiler says something our
+ * decoder does not mean, or less than effect 3's `JSONSchema.make` said:
+ *
+ * - an `optional` property (`?: A | undefined`) is just not required: JSON has
+ *   no `undefined`, and effect 4 writes it as a `null` branch, which would make
+ *   the field `nullable` although the Schema rejects `null`;
+ * - checks without a description get effect 3's (`a string at least 1
+ *   character(s) long`, `an integer`, …);
+ * - `isPattern` exports its pattern without the `u` flag too (effect 4 exports
+ *   only unicode-mode patterns; Kubernetes uses RE2 either way).
+ *
+ * Then the JSON Schema (draft 2020-12, as `SchemaRepresentation` compiles it)
+ * becomes structural:
  *
  * - every node has a `type` (or `x-kubernetes-preserve-unknown-fields` /
  *   `x-kubernetes-int-or-string`);
  * - no `$ref`, `$defs`, `additionalProperties: false`, `patternProperties`,
- *   `uniqueItems`, `const`, tuple `items`; `properties` and
- *   `additionalProperties` never together;
+ *   `uniqueItems`, `const`, tuple `prefixItems`; `properties` and
+ *   `additionalProperties` never together (`additionalProperties: true`, effect
+ *   4's mark of an open struct, is dropped);
+ * - `allOf` of check fragments is merged into its node;
  * - `anyOf` with `null` becomes `nullable`, literal unions become `enum`,
  *   integer|string becomes `x-kubernetes-int-or-string`, unions of objects
  *   merge their properties (required: those every branch requires); other
  *   unions keep any value (`x-kubernetes-preserve-unknown-fields`) — the
  *   Schema still decodes them precisely on the client;
- * - draft-07 numeric `exclusiveMinimum: n` becomes `minimum: n` +
+ * - `Schema.Number`'s `"NaN"`/`"Infinity"`/`"-Infinity"` string branch is
+ *   dropped (JSON numbers are finite; the Schema does not decode those
+ *   strings), and `Schema.Int`'s safe-integer bounds are left out (effect 3
+ *   wrote none; Kubernetes integers are int64);
+ * - draft 2020-12 numeric `exclusiveMinimum: n` becomes `minimum: n` +
  *   `exclusiveMinimum: true` (OpenAPI 3.0);
  * - recursive definitions keep any value below the recursion.
  */
+import type * as JsonSchema from "effect/JsonSchema"
+import * as Schema from "effect/Schema"
+import * as SchemaRepresentation from "effect/SchemaRepresentation"
+
 type Json = Record<string, unknown>
 
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+// -----------------------------------------------------------------------------
+// representation
+// -----------------------------------------------------------------------------
+
+type Representation = SchemaRepresentation.Representation
+type Check = SchemaRepresentation.Check
+type Annotations = Schema.Annotations.Annotations
+
+const hasDescription = (annotations: Annotations | undefined): boolean => typeof annotations?.description === "string"
+
+const checkDescribed = (check: Check): boolean =>
+  hasDescription(check.annotations) || (check._tag === "FilterGroup" && check.checks.some(checkDescribed))
+
+/** effect 3's description of a check (`JSONSchema.make` wrote the outermost refinement's). */
+const describeCheck = (check: Check, node: Representation["_tag"]): string | undefined => {
+  if (check._tag !== "Filter" || check.representation === undefined) return undefined
+  const p = (check.representation.payload ?? {}) as Record<string, unknown>
+  const what = node === "Arrays" ? "an array of" : "a string"
+  const unit = node === "Arrays" ? "item(s)" : "character(s)"
+  switch (check.representation.id) {
+    case "effect/schema/isMinLength":
+      return node === "Arrays"
+        ? `${what} at least ${p.minLength} ${unit}`
+        : `${what} at least ${p.minLength} ${unit} long`
+    case "effect/schema/isMaxLength":
+      return node === "Arrays"
+        ? `${what} at most ${p.maxLength} ${unit}`
+        : `${what} at most ${p.maxLength} ${unit} long`
+    case "effect/schema/isBetweenLength":
+      return node === "Arrays"
+        ? `${what} at least ${p.minimum} and at most ${p.maximum} ${unit}`
+        : `${what} at least ${p.minimum} ${unit} and at most ${p.maximum} ${unit} long`
+    case "effect/schema/isPattern":
+      return `a string matching the pattern ${p.source}`
+    case "effect/schema/isGreaterThan":
+      return `a number greater than ${p.exclusiveMinimum}`
+    case "effect/schema/isGreaterThanOrEqualTo":
+      return `a number greater than or equal to ${p.minimum}`
+    case "effect/schema/isLessThan":
+      return `a number less than ${p.exclusiveMaximum}`
+    case "effect/schema/isLessThanOrEqualTo":
+      return `a number less than or equal to ${p.maximum}`
+    case "effect/schema/isBetween":
+      return `a number between ${p.minimum} and ${p.maximum}`
+    case "effect/schema/isMultipleOf":
+      return `a number divisible by ${p.divisor}`
+    case "effect/schema/isInt":
+      return "an integer"
+    case "effect/schema/isFinite":
+      return "a finite number"
+  }
+  return undefined
+}
+
+/** `isPattern` exports its pattern unless a flag changes what it matches (effect 4 also needs `u`). */
+const exportPattern = (check: Check): Check => {
+  if (check._tag === "FilterGroup") return { ...check, checks: mapNonEmpty(check.checks, exportPattern) }
+  if (check.representation?.id !== "effect/schema/isPattern") return check
+  const { flags, source } = check.representation.payload as { readonly source: string; readonly flags: string }
+  if (/[imsv]/.test(flags)) return check
+  const pattern = flags.includes("y") ? `^(?:${source})` : source
+  const toJsonSchema = (): JsonSchema.JsonSchema => ({ pattern })
+  return { ...check, annotations: { ...check.annotations, toJsonSchema } as Annotations }
+}
+
+const mapNonEmpty = <A, B>(as: readonly [A, ...Array<A>], f: (a: A) => B): [B, ...Array<B>] =>
+  as.map(f) as [B, ...Array<B>]
+
+/** Checks with patterns exported, and effect 3's description when neither the node nor a check has one. */
+const withChecks = <R extends Exclude<Representation, SchemaRepresentation.Reference>>(node: R): R => {
+  if (node.checks.length === 0) return node
+  const checks = node.checks.map(exportPattern)
+  if (hasDescription(node.annotations) || node.checks.some(checkDescribed)) return { ...node, checks }
+  let description: string | undefined
+  for (let i = checks.length - 1; i >= 0 && description === undefined; i--) {
+    description = describeCheck(checks[i]!, node._tag)
+  }
+  return description === undefined
+    ? { ...node, checks }
+    : { ...node, checks, annotations: { ...node.annotations, description } }
+}
+
+/** The type of an optional property without its `undefined` member. */
+const withoutUndefined = (type: Representation): Representation => {
+  if (type._tag !== "Union" || !type.types.some((t) => t._tag === "Undefined")) return type
+  const types = type.types.filter((t) => t._tag !== "Undefined")
+  if (types.length === 1 && type.checks.length === 0 && type.annotations === undefined) return types[0]!
+  return { ...type, types }
+}
+
+const adjust = (node: Representation): Representation => {
+  switch (node._tag) {
+    case "Reference":
+      return node
+    case "Suspend":
+      return { ...node, thunk: adjust(node.thunk) }
+    case "Declaration":
+      return withChecks({ ...node, typeParameters: node.typeParameters.map(adjust) })
+    case "Objects":
+      return withChecks({
+        ...node,
+        propertySignatures: node.propertySignatures.map((ps) => ({
+          ...ps,
+          type: adjust(ps.isOptional ? withoutUndefined(ps.type) : ps.type)
+        })),
+        indexSignatures: node.indexSignatures.map((is) => ({ parameter: adjust(is.parameter), type: adjust(is.type) }))
+      })
+    case "Arrays":
+      return withChecks({
+        ...node,
+        elements: node.elements.map((e) => ({ ...e, type: adjust(e.type) })),
+        rest: node.rest.map(adjust)
+      })
+    case "Union":
+      return withChecks({ ...node, types: node.types.map(adjust) })
+    case "TemplateLiteral":
+      return withChecks({ ...node, parts: node.parts.map(adjust) })
+    default:
+      return withChecks(node)
+  }
+}
+
+/**
+ * The JSON Schema (draft 2020-12) of a Schema's encoded side, adjusted as the
+ * module docs say.
+ *
+ * @internal
+ */
+export const jsonSchema = (schema: Schema.Top): JsonSchema.Document<"draft-2020-12"> => {
+  const document = Schema.toRepresentation(schema)
+  const references: Record<string, Representation> = {}
+  for (const [name, node] of Object.entries(document.references)) references[name] = adjust(node)
+  return SchemaRepresentation.toJsonSchemaDocument({ representation: adjust(document.representation), references })
+}
+
+// -----------------------------------------------------------------------------
+// JSON Schema → structural
+// -----------------------------------------------------------------------------
 
 const preserve = (): Json => ({ "x-kubernetes-preserve-unknown-fields": true })
 
@@ -50,9 +214,11 @@ interface Context {
 
 const annotationKeys = new Set(["description", "title", "$id", "default", "examples", "$comment"])
 
+const refName = (ref: string): string =>
+  decodeURIComponent(ref.replace(/^#\/(\$defs|definitions)\//, "")).replace(/~1/g, "/").replace(/~0/g, "~")
+
 const resolveRef = (node: Json, ctx: Context): Json => {
-  const ref = node.$ref as string
-  const name = decodeURIComponent(ref.replace(/^#\/(\$defs|definitions)\//, ""))
+  const name = refName(node.$ref as string)
   const { $ref: _, ...siblings } = node
   if (ctx.seen.has(name) || !isObject(ctx.defs[name])) return { ...preserve(), ...annotationsOf(siblings) }
   const resolved = convert(ctx.defs[name], { defs: ctx.defs, seen: new Set([...ctx.seen, name]) })
@@ -91,9 +257,27 @@ const mergeSame = (a: Json, b: Json): Json => {
   return JSON.stringify(a) === JSON.stringify(b) ? a : preserve()
 }
 
+const nonFinite = new Set(["NaN", "Infinity", "-Infinity"])
+
+/** `Schema.Number`'s JSON form: a number, or one of the non-finite values as a string. */
+const isNonFiniteBranch = (b: Json): boolean =>
+  b.type === "string" && Array.isArray(b.enum) && b.enum.length > 0 &&
+  b.enum.every((v) => typeof v === "string" && nonFinite.has(v))
+
 const convertUnion = (node: Json, branchesIn: ReadonlyArray<unknown>, ctx: Context): Json => {
+  const { anyOf: _anyOf, oneOf: _oneOf, ...siblings } = node
+  let raw = branchesIn.filter(isObject)
+  if (raw.some((b) => b.type === "number") && raw.some(isNonFiniteBranch)) {
+    raw = raw.filter((b) => !isNonFiniteBranch(b))
+    // the checks of a `Schema.Number` sit next to its `anyOf`: they belong to the number
+    const constraints = Object.keys(siblings).filter((k) => !annotationKeys.has(k))
+    if (constraints.length > 0) {
+      raw = raw.map((b) =>
+        b.type === "number" ? { ...b, ...Object.fromEntries(constraints.map((k) => [k, siblings[k]])) } : b
+      )
+    }
+  }
   const annotations = annotationsOf(node)
-  const raw = branchesIn.filter(isObject)
   const isNull = (b: Json) => b.type === "null" || (Array.isArray(b.enum) && b.enum.length === 1 && b.enum[0] === null)
   const nullable = raw.some(isNull)
   const branches = raw.filter((b) => !isNull(b)).map((b) => convert(b, ctx))
@@ -114,10 +298,40 @@ const convertUnion = (node: Json, branchesIn: ReadonlyArray<unknown>, ctx: Conte
   return withNullable(preserve())
 }
 
+const lowerBounds = new Set(["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"])
+const upperBounds = new Set(["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"])
+
+/**
+ * An `allOf` whose parts are plain keyword fragments (how effect 4 writes the
+ * second and later checks of a node) merged into its node: the tightest
+ * bounds, the last description (effect 3 kept the outermost refinement's).
+ */
+const flattenAllOf = (node: Json): Json | undefined => {
+  const { allOf, ...rest } = node
+  const parts = allOf as Array<unknown>
+  if (!parts.every((p) => isObject(p) && p.$ref === undefined && p.anyOf === undefined && p.oneOf === undefined)) {
+    return undefined
+  }
+  const out: Json = { ...rest }
+  for (const part of parts as Array<Json>) {
+    for (const [k, v] of Object.entries(part.allOf !== undefined ? flattenAllOf(part) ?? part : part)) {
+      const current = out[k]
+      if (k === "properties" && isObject(current) && isObject(v)) out[k] = { ...current, ...v }
+      else if (k === "required" && Array.isArray(current) && Array.isArray(v)) out[k] = [...new Set([...current, ...v])]
+      else if (lowerBounds.has(k) && typeof current === "number" && typeof v === "number") out[k] = Math.max(current, v)
+      else if (upperBounds.has(k) && typeof current === "number" && typeof v === "number") out[k] = Math.min(current, v)
+      else if (k === "type" && current !== undefined && current !== v) return undefined
+      else out[k] = v
+    }
+  }
+  return out
+}
+
 const convert = (node: unknown, ctx: Context): Json => {
   if (!isObject(node)) return preserve()
-  if (typeof node.$ref === "string") return resolveRef(node, ctx)
   if (Array.isArray(node.allOf)) {
+    const flat = flattenAllOf(node)
+    if (flat !== undefined) return convert(flat, ctx)
     const { allOf, ...rest } = node
     const parts = (allOf as Array<unknown>).map((p) => convert(p, ctx))
     const base = Object.keys(rest).some((k) => k !== "description" && k !== "title" && k !== "$id")
@@ -129,6 +343,7 @@ const convert = (node: unknown, ctx: Context): Json => {
       : all.reduce((a, b) => ({ ...a, ...b }), {})
     return { ...merged, ...annotationsOf(node) }
   }
+  if (typeof node.$ref === "string") return resolveRef(node, ctx)
   if (Array.isArray(node.anyOf)) return convertUnion(node, node.anyOf, ctx)
   if (Array.isArray(node.oneOf)) return convertUnion(node, node.oneOf, ctx)
   if (node.const !== undefined) {
@@ -167,6 +382,9 @@ const convert = (node: unknown, ctx: Context): Json => {
         out.maximum = node.exclusiveMaximum
         out.exclusiveMaximum = true
       }
+      // `Schema.Int`'s safe-integer range: not a constraint of the field
+      if (type === "integer" && out.minimum === Number.MIN_SAFE_INTEGER) delete out.minimum
+      if (type === "integer" && out.maximum === Number.MAX_SAFE_INTEGER) delete out.maximum
       break
     case "boolean":
       out.type = "boolean"
@@ -175,7 +393,8 @@ const convert = (node: unknown, ctx: Context): Json => {
     case "array": {
       out.type = "array"
       copy(node, out, ["minItems", "maxItems"])
-      out.items = isObject(node.items) ? convert(node.items, ctx) : preserve()
+      // a tuple (`prefixItems`) keeps any items: the Schema checks them on the client
+      out.items = isObject(node.items) && node.prefixItems === undefined ? convert(node.items, ctx) : preserve()
       break
     }
     case "object": {
@@ -187,7 +406,8 @@ const convert = (node: unknown, ctx: Context): Json => {
         const required = Array.isArray(node.required) ? node.required.filter((r) => names.includes(r as string)) : []
         if (required.length > 0) out.required = required
         // a struct with an index signature: the extra keys cannot be described next to `properties`
-        if (isObject(node.additionalProperties) || node.additionalProperties === true) {
+        // (`additionalProperties: true` only says that the struct is open, as every effect 4 struct is)
+        if (isObject(node.additionalProperties) || isObject(node.patternProperties)) {
           out["x-kubernetes-preserve-unknown-fields"] = true
         }
       } else if (isObject(node.additionalProperties)) {
@@ -226,11 +446,19 @@ const mergeObjectsAll = (parts: ReadonlyArray<Json>): Json => {
 }
 
 /**
- * Converts a root JSON Schema (with `$defs`) to a structural OpenAPI v3 schema.
+ * Converts a JSON Schema document (draft 2020-12, definitions apart) to a
+ * structural OpenAPI v3 schema.
  *
  * @internal
  */
-export const toStructural = (root: Json): Json => {
-  const defs = isObject(root.$defs) ? root.$defs : isObject(root.definitions) ? root.definitions : {}
-  return convert(root, { defs, seen: new Set() })
-}
+export const toStructural = (document: {
+  readonly schema: JsonSchema.JsonSchema
+  readonly definitions: JsonSchema.Definitions
+}): Json => convert(document.schema, { defs: document.definitions, seen: new Set() })
+
+/**
+ * The structural OpenAPI v3 schema of a Schema's encoded side.
+ *
+ * @internal
+ */
+export const openApiSchema = (schema: Schema.Top): Json => toStructural(jsonSchema(schema))

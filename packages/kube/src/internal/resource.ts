@@ -1,13 +1,12 @@
 import type { ObjectMeta } from "@reconcile/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as JSONSchema from "effect/JSONSchema"
-import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as KubeError from "../KubeError.js"
 import type * as Resource from "../Resource.js"
-import { toStructural } from "./openapi.js"
+import * as openapi from "./openapi.js"
 
 /** @internal */
 export const TypeId: Resource.TypeId = Symbol.for("@reconcile/kube/Resource") as Resource.TypeId
@@ -65,9 +64,9 @@ const apiVersionOf = (d: Descriptor) => d.group === "" ? d.version : `${d.group}
  * apiVersion when it says so, with an object `metadata`. Missing
  * `apiVersion`/`kind` (list items) are filled in, in place.
  */
-const checkObject = (d: Descriptor, apiVersion: string) => (u: unknown): Either.Either<Json, KubeError.Decode> => {
+const checkObject = (d: Descriptor, apiVersion: string) => (u: unknown): Result.Result<Json, KubeError.Decode> => {
   const fail = (issue: string) =>
-    Either.left(new KubeError.Decode({ kind: d.kind, raw: rawText(u, d.sensitive === true, d.kind), issue }))
+    Result.fail(new KubeError.Decode({ kind: d.kind, raw: rawText(u, d.sensitive === true, d.kind), issue }))
   if (!isRecord(u)) return fail(`expected a JSON object, got ${Array.isArray(u) ? "an array" : typeof u}`)
   if (u.kind !== undefined && u.kind !== d.kind) return fail(`expected kind ${d.kind}, got ${String(u.kind)}`)
   if (u.apiVersion !== undefined && u.apiVersion !== apiVersion) {
@@ -76,7 +75,7 @@ const checkObject = (d: Descriptor, apiVersion: string) => (u: unknown): Either.
   if (u.metadata !== undefined && !isRecord(u.metadata)) return fail("metadata is not an object")
   if (u.kind === undefined) u.kind = d.kind
   if (u.apiVersion === undefined) u.apiVersion = apiVersion
-  return Either.right(u)
+  return Result.succeed(u)
 }
 
 const base = (d: Descriptor) => ({
@@ -92,21 +91,29 @@ const base = (d: Descriptor) => ({
 })
 
 /** @internal */
-export const make = <A extends ObjectMeta.HasMetadata>(options: Descriptor & {
-  readonly decode?: ((u: unknown) => Effect.Effect<A, KubeError.Decode>) | undefined
-  readonly encode?: ((a: A) => Effect.Effect<unknown, KubeError.Encode>) | undefined
-}): Resource.Resource<A> => {
+export const make = <A extends ObjectMeta.HasMetadata>(
+  options: Descriptor & {
+    readonly decode?: ((u: unknown) => Effect.Effect<A, KubeError.Decode>) | undefined
+    readonly encode?: ((a: A) => Effect.Effect<unknown, KubeError.Encode>) | undefined
+  }
+): Resource.Resource<A> => {
   const check = checkObject(options, apiVersionOf(options))
   return {
     ...base(options),
-    decode: options.decode ?? ((u) => check(u) as Either.Either<A, KubeError.Decode>),
+    decode: options.decode ?? ((u) => Effect.fromResult(check(u) as Result.Result<A, KubeError.Decode>)),
     encode: options.encode ?? Effect.succeed
   }
 }
 
-const formatIssue = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((i) => `${i.path.length > 0 ? `${i.path.join(".")}: ` : ""}${i.message}`)
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** `path: message` per issue, as effect 3's `ArrayFormatter` lines were joined. */
+const formatIssue = (error: Schema.SchemaError): string =>
+  formatter(error.issue).issues
+    .map((i) => {
+      const path = (i.path ?? []).map((p) => typeof p === "object" ? String(p.key) : String(p))
+      return `${path.length > 0 ? `${path.join(".")}: ` : ""}${i.message}`
+    })
     .join("; ")
 
 /** @internal */
@@ -116,16 +123,16 @@ export const custom = <Spec, SpecEncoded, Status = never, StatusEncoded = never>
   const d: Descriptor = { ...options, namespaced: options.scope === "Namespaced" }
   const apiVersion = apiVersionOf(d)
   const check = checkObject(d, apiVersion)
-  const decodeSpec = Schema.decodeUnknownEither(options.spec)
-  const encodeSpec = Schema.encodeEither(options.spec)
+  const decodeSpec = Schema.decodeUnknownResult(options.spec)
+  const encodeSpec = Schema.encodeResult(options.spec)
   const statusSchema = options.status
-  const decodeStatus = statusSchema === undefined ? undefined : Schema.decodeUnknownEither(statusSchema)
-  const encodeStatus = statusSchema === undefined ? undefined : Schema.encodeEither(statusSchema)
+  const decodeStatus = statusSchema === undefined ? undefined : Schema.decodeUnknownResult(statusSchema)
+  const encodeStatus = statusSchema === undefined ? undefined : Schema.encodeResult(statusSchema)
 
-  const decode = (u: unknown): Either.Either<Resource.CustomObject<Spec, Status>, KubeError.Decode> =>
-    Either.flatMap(check(u), (obj) => {
-      const fail = (field: string, error: ParseResult.ParseError) =>
-        Either.left(
+  const decodeResult = (u: unknown): Result.Result<Resource.CustomObject<Spec, Status>, KubeError.Decode> =>
+    Result.flatMap(check(u), (obj) => {
+      const fail = (field: string, error: Schema.SchemaError) =>
+        Result.fail(
           new KubeError.Decode({
             kind: d.kind,
             raw: rawText(u, false, d.kind),
@@ -133,31 +140,36 @@ export const custom = <Spec, SpecEncoded, Status = never, StatusEncoded = never>
           })
         )
       const spec = decodeSpec(obj.spec)
-      if (Either.isLeft(spec)) return fail("spec", spec.left)
+      if (Result.isFailure(spec)) return fail("spec", spec.failure)
       const { status: rawStatus, ...rest } = obj
       if (decodeStatus === undefined || rawStatus === undefined) {
-        return Either.right({ ...rest, spec: spec.right } as unknown as Resource.CustomObject<Spec, Status>)
+        return Result.succeed({ ...rest, spec: spec.success } as unknown as Resource.CustomObject<Spec, Status>)
       }
       const status = decodeStatus(rawStatus)
-      if (Either.isLeft(status)) return fail("status", status.left)
-      return Either.right(
-        { ...rest, spec: spec.right, status: status.right } as unknown as Resource.CustomObject<Spec, Status>
+      if (Result.isFailure(status)) return fail("status", status.failure)
+      return Result.succeed(
+        { ...rest, spec: spec.success, status: status.success } as unknown as Resource.CustomObject<Spec, Status>
       )
     })
 
-  const encode = (a: Resource.CustomObject<Spec, Status>): Either.Either<unknown, KubeError.Encode> => {
+  const encodeResult = (a: Resource.CustomObject<Spec, Status>): Result.Result<unknown, KubeError.Encode> => {
     const spec = encodeSpec(a.spec)
-    if (Either.isLeft(spec)) return Either.left(new KubeError.Encode({ kind: d.kind, issue: formatIssue(spec.left) }))
+    if (Result.isFailure(spec)) {
+      return Result.fail(new KubeError.Encode({ kind: d.kind, issue: formatIssue(spec.failure) }))
+    }
     const { status: rawStatus, ...rest } = a
     if (encodeStatus === undefined || rawStatus === undefined) {
-      return Either.right({ ...rest, apiVersion, kind: d.kind, spec: spec.right })
+      return Result.succeed({ ...rest, apiVersion, kind: d.kind, spec: spec.success })
     }
     const status = encodeStatus(rawStatus)
-    if (Either.isLeft(status)) {
-      return Either.left(new KubeError.Encode({ kind: d.kind, issue: `status: ${formatIssue(status.left)}` }))
+    if (Result.isFailure(status)) {
+      return Result.fail(new KubeError.Encode({ kind: d.kind, issue: `status: ${formatIssue(status.failure)}` }))
     }
-    return Either.right({ ...rest, apiVersion, kind: d.kind, spec: spec.right, status: status.right })
+    return Result.succeed({ ...rest, apiVersion, kind: d.kind, spec: spec.success, status: status.success })
   }
+
+  const decode = (u: unknown) => Effect.fromResult(decodeResult(u))
+  const encode = (a: Resource.CustomObject<Spec, Status>) => Effect.fromResult(encodeResult(a))
 
   const resource: Resource.CustomResource<Spec, SpecEncoded, Status, StatusEncoded> = {
     ...base(d),
@@ -178,8 +190,7 @@ export const isCustom = (u: unknown): u is Resource.CustomResource<unknown, unkn
   Predicate.hasProperty(u, CustomTypeId)
 
 /** @internal */
-export const openApiSchema = (schema: Schema.Schema<any, any>): Json =>
-  toStructural(JSONSchema.make(schema) as unknown as Json)
+export const openApiSchema = (schema: Schema.Top): Json => openapi.openApiSchema(schema)
 
 /** @internal */
 export const crdManifest = <Spec, SpecEncoded, Status, StatusEncoded>(

@@ -37,14 +37,16 @@ export const shouldRetry = (error: KubeError.KubeError, idempotent: boolean): bo
  *
  * @internal
  */
-export const policy = (options: {
-  readonly times?: number | undefined
-  readonly base?: Duration.DurationInput | undefined
-  readonly max?: Duration.DurationInput | undefined
-} | undefined): Policy => ({
+export const policy = (
+  options: {
+    readonly times?: number | undefined
+    readonly base?: Duration.Input | undefined
+    readonly max?: Duration.Input | undefined
+  } | undefined
+): Policy => ({
   times: Math.max(0, options?.times ?? 3),
-  base: Duration.decode(options?.base ?? "200 millis"),
-  max: Duration.decode(options?.max ?? "10 seconds")
+  base: Duration.fromInputUnsafe(options?.base ?? "200 millis"),
+  max: Duration.fromInputUnsafe(options?.max ?? "10 seconds")
 })
 
 /**
@@ -73,13 +75,13 @@ export const withRetry = <A, R>(
   idempotent: boolean
 ): Effect.Effect<A, KubeError.KubeError, R> => {
   const loop = (attempt: number): Effect.Effect<A, KubeError.KubeError, R> =>
-    Effect.catchAll(effect, (error) => {
+    Effect.catch(effect, (error) => {
       if (attempt >= policy.times || !shouldRetry(error, idempotent)) return Effect.fail(error)
       const wait = delay(error, attempt, policy)
       return Effect.logDebug(`retrying in ${Duration.format(wait)} after ${error._tag}`).pipe(
         Effect.annotateLogs({ error: error.message }),
-        Effect.zipRight(Effect.sleep(wait)),
-        Effect.zipRight(loop(attempt + 1))
+        Effect.andThen(Effect.sleep(wait)),
+        Effect.andThen(loop(attempt + 1))
       )
     })
   return loop(0)

@@ -2,8 +2,8 @@
  * The shared test environment: a TestApiServer (real HTTPS on 127.0.0.1) over a fresh TestCluster, its Faults,
  * and a log of the requests it served (to count retries).
  */
-import { Effect, Layer } from "effect"
 import { Faults, TestApiServer, TestCluster } from "@reconcile/testkit"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -31,7 +31,7 @@ export const fastRetry: Kube.Options = { retry: { times: 3, base: "1 millis", ma
 
 /** The Kube layer for the server's kubeconfig. */
 export const kubeLayer = (options: Kube.Options = fastRetry) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(TestApiServer.TestApiServer, (server) => Kube.layerFromFile(server.kubeconfigPath, options))
   )
 
@@ -50,9 +50,9 @@ export const tempFile = (name: string, content: string): string => {
 export const eventually = <A, E, R>(check: Effect.Effect<A, E, R>, within = 5_000): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
     const deadline = Date.now() + within
-    const loop: Effect.Effect<A, E, R> = Effect.catchAllCause(
+    const loop: Effect.Effect<A, E, R> = Effect.catchCause(
       check,
-      (cause) => Date.now() > deadline ? Effect.failCause(cause) : Effect.zipRight(Effect.sleep("10 millis"), loop)
+      (cause) => Date.now() > deadline ? Effect.failCause(cause) : Effect.andThen(Effect.sleep("10 millis"), loop)
     )
     return loop
   })

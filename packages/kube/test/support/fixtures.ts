@@ -1,29 +1,32 @@
 /**
  * A custom resource used across the tests.
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as Resource from "../../src/Resource.js"
 
 const Port = Schema.Struct({
   name: Schema.String,
-  port: Schema.Int.pipe(Schema.between(1, 65535))
-}).annotations({ identifier: "Port", description: "a named port" })
+  port: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 }))
+}).annotate({ identifier: "Port", description: "a named port" })
 
 export const WebAppSpec = Schema.Struct({
-  image: Schema.String.pipe(Schema.minLength(1)),
-  replicas: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
-  ports: Schema.optionalWith(Schema.Array(Port), { default: () => [] }),
-  mode: Schema.optional(Schema.Literal("rolling", "recreate")),
-  labels: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  startAt: Schema.optional(Schema.Date),
-  weight: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.greaterThan(0)))),
-  target: Schema.optional(Schema.Union(Schema.Int, Schema.String)),
+  image: Schema.String.check(Schema.isMinLength(1)),
+  // effect 3's nonNegative() is gone: isGreaterThanOrEqualTo(0)
+  replicas: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  // effect 3's optionalWith({ default }): a missing (or undefined) value decodes to []
+  ports: Schema.Array(Port).pipe(Schema.withDecodingDefaultType(Effect.succeed([]))),
+  mode: Schema.optional(Schema.Literals(["rolling", "recreate"])),
+  labels: Schema.optional(Schema.Record(Schema.String, Schema.String)),
+  // effect 3's Schema.Date (an ISO string decoded to a Date) is DateFromString
+  startAt: Schema.optional(Schema.DateFromString),
+  weight: Schema.optional(Schema.NullOr(Schema.Number.check(Schema.isGreaterThan(0)))),
+  target: Schema.optional(Schema.Union([Schema.Int, Schema.String])),
   extra: Schema.optional(Schema.Unknown),
-  strategy: Schema.optional(Schema.Union(
+  strategy: Schema.optional(Schema.Union([
     Schema.TaggedStruct("Canary", { percent: Schema.Int }),
     Schema.TaggedStruct("BlueGreen", { preview: Schema.Boolean })
-  )),
-  pair: Schema.optional(Schema.Tuple(Schema.String, Schema.Number))
+  ])),
+  pair: Schema.optional(Schema.Tuple([Schema.String, Schema.Number]))
 })
 
 export const WebAppStatus = Schema.Struct({
@@ -41,4 +44,3 @@ export const WebApp = Resource.custom({
   spec: WebAppSpec,
   status: WebAppStatus
 })
-

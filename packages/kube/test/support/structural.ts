@@ -34,11 +34,17 @@ const allowed = new Set([
 
 export const structuralIssues = (schema: Json, path = "<root>"): Array<string> => {
   const issues: Array<string> = []
+  const nested = (more: ReadonlyArray<string>) => {
+    for (const issue of more) issues.push(issue)
+  }
   for (const key of Object.keys(schema)) if (!allowed.has(key)) issues.push(`${path}: ${key} is not allowed`)
   const untyped = schema["x-kubernetes-preserve-unknown-fields"] === true ||
     schema["x-kubernetes-int-or-string"] === true
   if (schema.type === undefined && !untyped) issues.push(`${path}: no type`)
-  if (schema.type !== undefined && !["object", "array", "string", "integer", "number", "boolean"].includes(schema.type as string)) {
+  if (
+    schema.type !== undefined &&
+    !["object", "array", "string", "integer", "number", "boolean"].includes(schema.type as string)
+  ) {
     issues.push(`${path}: type ${String(schema.type)}`)
   }
   if (schema.properties !== undefined && schema.additionalProperties !== undefined) {
@@ -50,16 +56,18 @@ export const structuralIssues = (schema: Json, path = "<root>"): Array<string> =
   if (schema.type === "array") {
     if (typeof schema.items !== "object" || schema.items === null || Array.isArray(schema.items)) {
       issues.push(`${path}: array without an items schema`)
-    } else issues.push(...structuralIssues(schema.items as Json, `${path}[]`))
+    } else nested(structuralIssues(schema.items as Json, `${path}[]`))
   }
   if (schema.properties !== undefined) {
-    for (const [k, v] of Object.entries(schema.properties as Json)) issues.push(...structuralIssues(v as Json, `${path}.${k}`))
+    for (const [k, v] of Object.entries(schema.properties as Json)) {
+      nested(structuralIssues(v as Json, `${path}.${k}`))
+    }
     for (const r of (schema.required as Array<string> | undefined) ?? []) {
       if (!(r in (schema.properties as Json))) issues.push(`${path}: required ${r} is not a property`)
     }
   }
   if (typeof schema.additionalProperties === "object" && schema.additionalProperties !== null) {
-    issues.push(...structuralIssues(schema.additionalProperties as Json, `${path}.*`))
+    nested(structuralIssues(schema.additionalProperties as Json, `${path}.*`))
   } else if (schema.additionalProperties !== undefined) {
     issues.push(`${path}: additionalProperties must be a schema`)
   }

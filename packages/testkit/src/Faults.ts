@@ -75,7 +75,7 @@ export interface FailRule extends Match {
  * @category models
  */
 export interface LatencyRule extends Match {
-  readonly latency: Duration.DurationInput
+  readonly latency: Duration.Input
 }
 
 /**
@@ -92,7 +92,7 @@ export type RuleId = number
  * @since 0.1.0
  * @category tags
  */
-export class Faults extends Context.Tag("@reconcile/testkit/Faults")<Faults, Faults.Service>() {}
+export class Faults extends Context.Service<Faults, Faults.Service>()("@reconcile/testkit/Faults") {}
 
 /**
  * @since 0.1.0
@@ -133,7 +133,7 @@ export const make: Effect.Effect<Faults.Service, never, TestCluster> = Effect.ma
   const faults = coreOf(cluster).faults
   return {
     failRequests: (rule) => Effect.sync(() => faults.fail(rule, rule.code, rule.retryAfterSeconds, rule.message)),
-    addLatency: (rule) => Effect.sync(() => faults.latency(rule, Duration.toMillis(Duration.decode(rule.latency)))),
+    addLatency: (rule) => Effect.sync(() => faults.latency(rule, Duration.toMillis(rule.latency))),
     removeRule: (id) => Effect.sync(() => faults.remove(id)),
     dropWatches: Effect.sync(() => faults.dropAll()),
     dropNextWatches: (count = 1) => Effect.sync(() => faults.dropNextWatches(count)),

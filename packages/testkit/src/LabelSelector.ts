@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as internal from "./internal/labelSelector.js"
 
 /**
@@ -22,7 +22,7 @@ export interface Requirement {
 }
 
 /**
- * Parses a selector string; `Left` carries the message a real API server would put in its 400 Status.
+ * Parses a selector string; a `Failure` carries the message a real API server would put in its 400 Status.
  *
  * @example
  * ```ts
@@ -32,9 +32,9 @@ export interface Requirement {
  * @since 0.1.0
  * @category parsing
  */
-export const parse = (selector: string): Either.Either<ReadonlyArray<Requirement>, string> => {
+export const parse = (selector: string): Result.Result<ReadonlyArray<Requirement>, string> => {
   const result = internal.parse(selector)
-  return result._tag === "Ok" ? Either.right(result.requirements) : Either.left(result.message)
+  return result._tag === "Ok" ? Result.succeed(result.requirements) : Result.fail(result.message)
 }
 
 /**

@@ -24,7 +24,7 @@ import type { TestCluster } from "./TestCluster.js"
  */
 export interface DeploymentStatusOptions {
   /** Time from a spec change to the status reporting it (default 1 second). */
-  readonly delay?: Duration.DurationInput | undefined
+  readonly delay?: Duration.Input | undefined
 }
 
 /**
@@ -48,4 +48,4 @@ export const deploymentStatus: (
  * @category layers
  */
 export const layerDeploymentStatus = (options?: DeploymentStatusOptions): Layer.Layer<never, never, TestCluster> =>
-  Layer.scopedDiscard(internal.deploymentStatus(options))
+  Layer.effectDiscard(internal.deploymentStatus(options))

@@ -60,7 +60,9 @@ import type { ResourceType } from "./ResourceType.js"
  * @since 0.1.0
  * @category tags
  */
-export class TestCluster extends Context.Tag("@reconcile/testkit/TestCluster")<TestCluster, TestCluster.Service>() {}
+export class TestCluster
+  extends Context.Service<TestCluster, TestCluster.Service>()("@reconcile/testkit/TestCluster")
+{}
 
 /**
  * @since 0.1.0
@@ -234,7 +236,7 @@ export interface WatchQuery {
   readonly sendInitialEvents?: boolean | undefined
   readonly timeoutSeconds?: number | undefined
   /** How often a BOOKMARK is sent when `allowWatchBookmarks` (default 1 minute). */
-  readonly bookmarkInterval?: Duration.DurationInput | undefined
+  readonly bookmarkInterval?: Duration.Input | undefined
 }
 
 /**
@@ -261,7 +263,9 @@ export interface Options {
 export const make: (options?: Options) => Effect.Effect<TestCluster.Service> = internal.make
 
 /**
- * A fresh cluster per use of the Layer.
+ * A fresh cluster per use of the Layer. Effect 4 memoizes layers across nested
+ * `Effect.provide` calls: providing `layer` inside an effect that already has
+ * it from `layer` gives the same cluster (use `Layer.fresh` for another one).
  *
  * @since 0.1.0
  * @category layers

@@ -1,10 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { Simulators, TestCluster } from "../src/index.js"
 import { deployment, ref } from "./support/fixtures.js"
 
 describe("Simulators.deploymentStatus", () => {
-  it.scoped("status follows spec.replicas after the delay (TestClock)", () =>
+  // v4: it.effect is scoped (it.scoped is gone)
+  it.effect("status follows spec.replicas after the delay (TestClock)", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.TestCluster
       const created = yield* cluster.create(deployment("web", 3) as any)

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Fiber, Stream, TestClock } from "effect"
+import { Effect, Fiber, Result, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { LabelSelector, TestCluster } from "../src/index.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import { cm, cmList, deployment, ref } from "./support/fixtures.js"
@@ -22,7 +23,7 @@ describe("TestCluster (in-process, TestClock)", () => {
     Effect.gen(function*() {
       const cluster = yield* TestCluster.make()
       const rv = yield* cluster.resourceVersion
-      const fiber = yield* Effect.fork(Stream.runCollect(cluster.watch({
+      const fiber = yield* Effect.forkChild(Stream.runCollect(cluster.watch({
         ...cmList(),
         resourceVersion: rv,
         timeoutSeconds: 25,
@@ -30,7 +31,7 @@ describe("TestCluster (in-process, TestClock)", () => {
         bookmarkInterval: "10 seconds"
       })))
       yield* TestClock.adjust("25 seconds")
-      const events = Chunk.toArray(yield* Fiber.join(fiber))
+      const events = yield* Fiber.join(fiber)
       assert.deepStrictEqual(events.map((e) => e.type), ["BOOKMARK", "BOOKMARK"])
       assert.strictEqual(events[0]!.object.metadata.resourceVersion, rv)
     }))
@@ -39,10 +40,8 @@ describe("TestCluster (in-process, TestClock)", () => {
     Effect.gen(function*() {
       const cluster = yield* TestCluster.make()
       yield* cluster.create(cm("a") as KubeObject)
-      const events = Chunk.toArray(
-        yield* Stream.runCollect(
-          cluster.watch({ ...cmList("default"), sendInitialEvents: true, allowWatchBookmarks: true }).pipe(Stream.take(2))
-        )
+      const events = yield* Stream.runCollect(
+        cluster.watch({ ...cmList("default"), sendInitialEvents: true, allowWatchBookmarks: true }).pipe(Stream.take(2))
       )
       assert.deepStrictEqual(events.map((e) => e.type), ["ADDED", "BOOKMARK"])
       assert.strictEqual(events[1]!.object.metadata.annotations?.["k8s.io/initial-events-end"], "true")
@@ -53,7 +52,9 @@ describe("TestCluster (in-process, TestClock)", () => {
       const cluster = yield* TestCluster.make({ historySize: 3 })
       const a = yield* cluster.create(cm("a") as KubeObject)
       for (let i = 0; i < 4; i++) yield* cluster.update({ ...(yield* cluster.get(ref(a))), data: { i: String(i) } })
-      const events = Chunk.toArray(yield* Stream.runCollect(cluster.watch({ ...cmList(), resourceVersion: a.metadata.resourceVersion! })))
+      const events = yield* Stream.runCollect(
+        cluster.watch({ ...cmList(), resourceVersion: a.metadata.resourceVersion! })
+      )
       assert.strictEqual(events[0]!.type, "ERROR")
       const page = yield* cluster.list({ ...cmList(), resourceVersion: a.metadata.resourceVersion!, resourceVersionMatch: "Exact" })
         .pipe(Effect.flip)
@@ -73,6 +74,22 @@ describe("TestCluster (in-process, TestClock)", () => {
       assert.strictEqual(conflict.status.message, "Apply failed with 1 conflict: conflict with \"hpa\" using apps/v1: .spec.replicas")
     }))
 
+  it.effect("layer: a fresh cluster per Effect.provide; a nested provide shares the outer one (effect 4)", () =>
+    Effect.gen(function*() {
+      const createAndCount = Effect.gen(function*() {
+        const cluster = yield* TestCluster.TestCluster
+        yield* cluster.create(cm("a") as KubeObject)
+        return (yield* cluster.list(cmList())).items.length
+      })
+      assert.strictEqual(yield* createAndCount.pipe(Effect.provide(TestCluster.layer)), 1)
+      assert.strictEqual(yield* createAndCount.pipe(Effect.provide(TestCluster.layer)), 1)
+      const shared = yield* Effect.gen(function*() {
+        const outer = yield* TestCluster.TestCluster
+        return outer === (yield* TestCluster.TestCluster.pipe(Effect.provide(TestCluster.layer)))
+      }).pipe(Effect.provide(TestCluster.layer))
+      assert.isTrue(shared)
+    }))
+
   it.effect("Secret stringData is folded into base64 data", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.make()
@@ -86,7 +103,7 @@ describe("TestCluster (in-process, TestClock)", () => {
 describe("LabelSelector", () => {
   it("parses and matches every operator", () => {
     const m = (sel: string, labels: Record<string, string>) =>
-      LabelSelector.matches(Either.getOrThrow(LabelSelector.parse(sel)), labels)
+      LabelSelector.matches(Result.getOrThrow(LabelSelector.parse(sel)), labels)
     assert.isTrue(m("", {}))
     assert.isTrue(m("a=1,b!=2", { a: "1", b: "3" }))
     assert.isTrue(m("a in (1, 2),!c", { a: "2" }))
@@ -95,7 +112,7 @@ describe("LabelSelector", () => {
     assert.isTrue(m("example.com/a", { "example.com/a": "" }))
     assert.isTrue(m("n>3,n<5", { n: "4" }))
     for (const bad of ["a in", "a in (", "=x", "a=b=c", "a,", "a in ()"]) {
-      assert.isTrue(Either.isLeft(LabelSelector.parse(bad)), bad)
+      assert.isTrue(Result.isFailure(LabelSelector.parse(bad)), bad)
     }
   })
 })

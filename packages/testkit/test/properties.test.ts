@@ -1,25 +1,27 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Fiber, Ref, Stream } from "effect"
+import { Arbitrary, Effect, Fiber, Ref, Schema, Stream } from "effect"
 import type { KubeObject } from "../src/KubeObject.js"
 import { TestCluster } from "../src/index.js"
 import { deployment } from "./support/fixtures.js"
 
 type Obj = Record<string, any>
 
-const Name = fc.constantFrom("a", "b", "c")
-const Op = fc.oneof(
-  fc.record({ op: fc.constant("create" as const), name: Name, replicas: fc.integer({ min: 0, max: 3 }) }),
-  fc.record({ op: fc.constant("scale" as const), name: Name, replicas: fc.integer({ min: 0, max: 3 }) }),
-  fc.record({ op: fc.constant("label" as const), name: Name, value: fc.constantFrom("x", "y") }),
-  fc.record({ op: fc.constant("status" as const), name: Name, replicas: fc.integer({ min: 0, max: 3 }) }),
-  fc.record({ op: fc.constant("patchImage" as const), name: Name, image: fc.constantFrom("nginx:1", "nginx:2") }),
-  fc.record({ op: fc.constant("apply" as const), name: Name, replicas: fc.integer({ min: 0, max: 3 }) }),
-  fc.record({ op: fc.constant("delete" as const), name: Name })
-)
+// effect 4.1 has no bundled FastCheck: the same generators as Schemas, drawn by effect/Arbitrary (what it.prop runs)
+const Name = Schema.Literals(["a", "b", "c"])
+const Replicas = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3 }))
+const Op = Schema.Union([
+  Schema.Struct({ op: Schema.Literal("create"), name: Name, replicas: Replicas }),
+  Schema.Struct({ op: Schema.Literal("scale"), name: Name, replicas: Replicas }),
+  Schema.Struct({ op: Schema.Literal("label"), name: Name, value: Schema.Literals(["x", "y"]) }),
+  Schema.Struct({ op: Schema.Literal("status"), name: Name, replicas: Replicas }),
+  Schema.Struct({ op: Schema.Literal("patchImage"), name: Name, image: Schema.Literals(["nginx:1", "nginx:2"]) }),
+  Schema.Struct({ op: Schema.Literal("apply"), name: Name, replicas: Replicas }),
+  Schema.Struct({ op: Schema.Literal("delete"), name: Name })
+])
 
 const ref = (name: string) => ({ apiVersion: "apps/v1", kind: "Deployment", namespace: "default", name })
 
-type Step = typeof Op extends fc.Arbitrary<infer A> ? A : never
+type Step = typeof Op.Type
 
 const run = (cluster: TestCluster.TestCluster.Service, step: Step) =>
   Effect.gen(function*() {
@@ -54,7 +56,7 @@ const specPart = (o: Obj) => JSON.stringify(o.spec)
 describe("properties", () => {
   it.effect.prop(
     "replaying watch events gives the final list; resourceVersions strictly increase; generation changes iff spec does",
-    [fc.array(Op, { minLength: 1, maxLength: 40 })],
+    [Arbitrary.array(Arbitrary.schema(Op), { minLength: 1, maxLength: 40 })],
     ([ops]) =>
       Effect.gen(function*() {
         const cluster = yield* TestCluster.make()
@@ -62,7 +64,7 @@ describe("properties", () => {
         const events = yield* Ref.make<Array<{ type: string; object: Obj }>>([])
         const watcher = yield* cluster.watch({ apiVersion: "apps/v1", kind: "Deployment", resourceVersion: start }).pipe(
           Stream.runForEach((e) => Ref.update(events, (es) => [...es, e])),
-          Effect.fork
+          Effect.forkChild
         )
         for (const step of ops) yield* run(cluster, step)
         const final = yield* cluster.resourceVersion
@@ -71,7 +73,7 @@ describe("properties", () => {
         for (let i = 0; i < 1000; i++) {
           const seen = yield* Ref.get(events)
           if (final === start || seen.at(-1)?.object.metadata.resourceVersion === final) break
-          yield* Effect.yieldNow()
+          yield* Effect.yieldNow
         }
         yield* Fiber.interrupt(watcher)
         const seen = yield* Ref.get(events)
@@ -99,6 +101,7 @@ describe("properties", () => {
         )
         assert.strictEqual(String(lastRv), final)
       }),
-    { fastCheck: { numRuns: 150 } }
+    // size 40: effect's Arbitrary caps array lengths at `size` (default 10); fast-check drew up to maxLength
+    { arbitrary: { runs: 150, size: 40 } }
   )
 })

@@ -1,4 +1,3 @@
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import type * as Scope from "effect/Scope"
@@ -22,7 +21,7 @@ export const deploymentStatus = (
 ): Effect.Effect<void, never, TestCluster | Scope.Scope> =>
   Effect.gen(function*() {
     const cluster = yield* TestCluster
-    const delay = Duration.decode(options.delay ?? "1 second")
+    const delay = options.delay ?? "1 second"
     const pending = yield* FiberMap.make<string>()
     const settle = (d: KubeObject) =>
       Effect.gen(function*() {
@@ -61,11 +60,12 @@ export const deploymentStatus = (
         const key = `${d.metadata.namespace}/${d.metadata.name}`
         if (event.type === "DELETED") return FiberMap.remove(pending, key)
         if ((event.type === "ADDED" || event.type === "MODIFIED") && !upToDate(d)) {
-          return FiberMap.run(pending, key, settle(d))
+          // started at once, so its sleep is registered before TestClock.adjust looks (effect 4 forks start later)
+          return FiberMap.run(pending, key, settle(d), { startImmediately: true })
         }
         return Effect.void
       }),
       Effect.ignore,
-      Effect.forkScoped
+      Effect.forkScoped({ startImmediately: true })
     )
   })

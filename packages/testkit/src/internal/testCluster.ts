@@ -25,15 +25,15 @@ const guard = (core: Core, verb: Verb, rt: ResourceType, namespace: string | und
   Effect.suspend(() => {
     const decision = core.faults.decide(verb, rt, namespace)
     const delay = decision.latencyMillis > 0 ? Effect.sleep(Duration.millis(decision.latencyMillis)) : Effect.void
-    return decision.failure === undefined ? delay : Effect.zipRight(delay, Effect.fail(decision.failure))
+    return decision.failure === undefined ? delay : Effect.andThen(delay, Effect.fail(decision.failure))
   })
 
 const END = Symbol("end")
 
 export const make = (options: TestCluster.Options = {}): Effect.Effect<TestCluster.TestCluster.Service> =>
-  Effect.map(Effect.clock, (clock) => {
+  Effect.clockWith((clock) => Effect.sync(() => {
     const core = new Core({
-      now: () => clock.unsafeCurrentTimeMillis(),
+      now: () => clock.currentTimeMillisUnsafe(),
       historySize: options.historySize,
       namespaceLifecycle: options.namespaceLifecycle,
       seed: options.seed
@@ -46,10 +46,11 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
       namespace: string | undefined,
       f: (rt: ResourceType) => A
     ): Effect.Effect<A, ApiError.ApiError> =>
-      Effect.flatMap(resolve(apiVersion, kind), (rt) => Effect.zipRight(guard(core, verb, rt, namespace), attempt(() => f(rt))))
+      Effect.flatMap(resolve(apiVersion, kind), (rt) =>
+        Effect.andThen(guard(core, verb, rt, namespace), attempt(() => f(rt))))
 
     const watch = (query: TestCluster.WatchQuery): Stream.Stream<WatchEvent, ApiError.ApiError> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
+      Stream.unwrap(Effect.gen(function*() {
         const rt = yield* resolve(query.apiVersion, query.kind)
         yield* guard(core, "watch", rt, query.namespace)
         const queue = yield* Queue.unbounded<WatchEvent | typeof END>()
@@ -57,7 +58,7 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
           const status = ApiError.make(410, "Expired", "too old resource version: injected fault").status
           return Stream.make({ type: "ERROR", object: status as unknown as KubeObject } satisfies WatchEvent)
         }
-        const hooks = { drop: () => queue.unsafeOffer(END), garble: () => {} }
+        const hooks = { drop: () => Queue.offerUnsafe(queue, END), garble: () => {} }
         const handle = yield* Effect.acquireRelease(
           attempt(() =>
             core.watch(rt, query.namespace, {
@@ -66,30 +67,35 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
               resourceVersion: query.resourceVersion,
               sendInitialEvents: query.sendInitialEvents,
               allowWatchBookmarks: query.allowWatchBookmarks
-            }, (event) => queue.unsafeOffer(event))
+            }, (event) => Queue.offerUnsafe(queue, event))
           ),
           (h) => Effect.sync(() => {
             h.close()
             core.faults.openWatches.delete(hooks)
           })
         )
-        if (!handle.open || core.faults.takeDrop()) queue.unsafeOffer(END)
+        if (!handle.open || core.faults.takeDrop()) Queue.offerUnsafe(queue, END)
         else core.faults.openWatches.add(hooks)
-        let events: Stream.Stream<WatchEvent> = Stream.fromQueue(queue).pipe(
+        // Bookmarks and the timeout go through the watch's queue from fibers started at once (effect 4 forks
+        // start on a later scheduler turn, and TestClock.adjust waits one turn only): their sleeps are registered
+        // when the watch opens, and a bookmark never overtakes an event queued before it.
+        if (query.allowWatchBookmarks === true) {
+          yield* Effect.sleep(query.bookmarkInterval ?? "1 minute").pipe(
+            Effect.andThen(Effect.sync(() => Queue.offerUnsafe(queue, core.bookmark(rt)))),
+            Effect.forever,
+            Effect.forkScoped({ startImmediately: true })
+          )
+        }
+        if (query.timeoutSeconds !== undefined && query.timeoutSeconds > 0) {
+          yield* Effect.sleep(Duration.seconds(query.timeoutSeconds)).pipe(
+            Effect.andThen(Effect.sync(() => Queue.offerUnsafe(queue, END))),
+            Effect.forkScoped({ startImmediately: true })
+          )
+        }
+        return Stream.fromQueue(queue).pipe(
           Stream.takeWhile((e): e is WatchEvent => e !== END),
           Stream.takeUntil((e) => e.type === "ERROR")
         )
-        if (query.allowWatchBookmarks === true) {
-          const interval = Duration.decode(query.bookmarkInterval ?? "1 minute")
-          const bookmarks = Stream.repeatEffect(Effect.as(Effect.sleep(interval), undefined)).pipe(
-            Stream.map(() => core.bookmark(rt))
-          )
-          events = Stream.merge(events, bookmarks, { haltStrategy: "left" })
-        }
-        if (query.timeoutSeconds !== undefined && query.timeoutSeconds > 0) {
-          events = Stream.interruptAfter(events, Duration.seconds(query.timeoutSeconds))
-        }
-        return events
       }))
 
     const service: TestCluster.TestCluster.Service = {
@@ -99,7 +105,7 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
       get: (ref) => op("get", ref.apiVersion, ref.kind, ref.namespace, (rt) => core.get(rt, ref.namespace, ref.name)),
       list: (query) =>
         Effect.flatMap(resolve(query.apiVersion, query.kind), (rt) =>
-          Effect.zipRight(
+          Effect.andThen(
             guard(core, "list", rt, query.namespace),
             core.faults.takeExpire("list")
               ? Effect.fail(ApiError.make(410, "Expired", "too old resource version: injected fault"))
@@ -136,4 +142,4 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
     }
     cores.set(service, core)
     return service
-  })
+  }))

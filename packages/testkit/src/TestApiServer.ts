@@ -26,10 +26,10 @@ import * as TestCluster from "./TestCluster.js"
  * @since 0.1.0
  * @category tags
  */
-export class TestApiServer extends Context.Tag("@reconcile/testkit/TestApiServer")<
+export class TestApiServer extends Context.Service<
   TestApiServer,
   TestApiServer.Service
->() {}
+>()("@reconcile/testkit/TestApiServer") {}
 
 /**
  * @since 0.1.0
@@ -70,7 +70,7 @@ export interface Options {
   /** Called with one short line per request (method, path, status, duration). */
   readonly log?: ((line: string) => void) | undefined
   /** How often watches with `allowWatchBookmarks` get a BOOKMARK (default 1 minute). */
-  readonly bookmarkInterval?: Duration.DurationInput | undefined
+  readonly bookmarkInterval?: Duration.Input | undefined
 }
 
 /**
@@ -106,7 +106,7 @@ export const make: (
  * @category layers
  */
 export const layer = (options?: Options): Layer.Layer<TestApiServer, TestApiServerError, TestCluster.TestCluster> =>
-  Layer.scoped(TestApiServer, internal.make(options))
+  Layer.effect(TestApiServer, internal.make(options))
 
 /**
  * A fresh `TestCluster` and a server for it, both provided.

@@ -19,7 +19,8 @@
  *
  * @example
  * ```ts
- * import { Effect, Layer, TestClock } from "effect"
+ * import { Effect, Layer } from "effect"
+ * import { TestClock } from "effect/testing"
  * import { Cache, KubeClient, Resource } from "@reconcile/kube"
  * import { TestKube } from "@reconcile/testkit"
  *
@@ -55,9 +56,9 @@ export interface Options {
   /** Retries of transient failures (429, 503, …), as `Kube.Options.retry` (default 3, 200 ms doubling to 10 s). */
   readonly retry?: Kube.RetryOptions | undefined
   /** Timeout of one request attempt, on Effect's Clock (default 30 s, as over HTTP). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** How often watches with `allowWatchBookmarks` get a BOOKMARK (default 1 minute, as `TestApiServer`). */
-  readonly bookmarkInterval?: Duration.DurationInput | undefined
+  readonly bookmarkInterval?: Duration.Input | undefined
 }
 
 /**

@@ -7,7 +7,8 @@
  * TestClock, including a KubeController over the shared Cache.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Either, Fiber, Layer, Schema, Stream, TestClock } from "effect"
+import { Duration, Effect, Fiber, Layer, Result, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import * as Cache from "@reconcile/kube/Cache"
 import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
@@ -80,8 +81,10 @@ const collect = <A, E, R>(stream: Stream.Stream<A, E, R>, n: number) =>
   stream.pipe(
     Stream.take(n),
     Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
-    Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`fewer than ${n} watch events`) })
+    Effect.timeoutOrElse({
+      duration: "5 seconds",
+      orElse: () => Effect.fail(new Error(`fewer than ${n} watch events`))
+    })
   )
 
 const eventView = (e: KubeClient.WatchEvent<any>): unknown => {
@@ -106,9 +109,12 @@ const script = Effect.gen(function*() {
   const faults = yield* Faults.Faults
   const trace: Array<readonly [string, unknown]> = []
   const step = <A, E>(label: string, effect: Effect.Effect<A, E>, view: (a: A) => unknown = scrub) =>
-    Effect.tap(Effect.either(effect), (result) =>
+    Effect.tap(Effect.result(effect), (result) =>
       Effect.sync(() =>
-        trace.push([label, Either.isRight(result) ? { ok: view(result.right) } : { error: describeError(result.left) }])
+        trace.push([
+          label,
+          Result.isSuccess(result) ? { ok: view(result.success) } : { error: describeError(result.failure) }
+        ])
       ))
 
   // CRUD and conflicts
@@ -304,7 +310,7 @@ const fast = { times: 3, base: "1 millis", max: "5 millis" } as const
 
 const overHttp = Layer.mergeAll(
   KubeClient.layer.pipe(
-    Layer.provide(Layer.unwrapEffect(
+    Layer.provide(Layer.unwrap(
       Effect.map(TestApiServer.TestApiServer, (server) => Kube.layerFromFile(server.kubeconfigPath, { retry: fast }))
     ))
   ),
@@ -363,18 +369,27 @@ describe("TestKube conformance", () => {
 
 const TestEnv = Faults.layer.pipe(Layer.provideMerge(TestKube.layerWithCluster({ bookmarkInterval: "10 seconds" })))
 
+/**
+ * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
+ * round (effect 3's yielded to the event loop first, so every forked fiber got to block), and a fork or a queue
+ * hand-off takes a round: repeat it.
+ */
+const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+
 describe("TestKube on the TestClock", () => {
-  it.scoped("watches: bookmarks every bookmarkInterval, the server timeout ends the stream", () =>
+  it.effect("watches: bookmarks every bookmarkInterval, the server timeout ends the stream", () =>
     Effect.gen(function*() {
       const client = yield* KubeClient.KubeClient
       const fiber = yield* client.watch(Resource.ConfigMap, { allowWatchBookmarks: true, timeoutSeconds: 25 }).pipe(
         Stream.runCollect,
-        Effect.fork
+        Effect.forkChild
       )
+      // the watch must be open (its bookmark timer started) before the clock moves
+      yield* settle
       yield* TestClock.adjust("9 seconds")
       yield* client.create(Resource.ConfigMap, cm("a"))
       yield* TestClock.adjust("16 seconds")
-      const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+      const events = yield* Fiber.join(fiber)
       assert.deepStrictEqual(events.map((e) => e._tag), ["Added", "Bookmark", "Bookmark"])
       const bookmark = events[2]!
       assert(bookmark._tag === "Bookmark")
@@ -382,42 +397,43 @@ describe("TestKube on the TestClock", () => {
       assert.strictEqual(bookmark.resourceVersion, rv, "bookmarks carry the current resourceVersion")
     }).pipe(Effect.provide(TestEnv)))
 
-  it.scoped("faults: dropped and garbled watches, latency past the timeout, retries after backoff", () =>
+  it.effect("faults: dropped and garbled watches, latency past the timeout, retries after backoff", () =>
     Effect.gen(function*() {
       const client = yield* KubeClient.KubeClient
       const faults = yield* Faults.Faults
-      const watching = yield* client.watch(Resource.ConfigMap).pipe(Stream.runCollect, Effect.either, Effect.fork)
-      yield* TestClock.adjust(0)
+      const watching = yield* client.watch(Resource.ConfigMap).pipe(Stream.runCollect, Effect.result, Effect.forkChild)
+      yield* settle
       assert.strictEqual(yield* faults.garbleWatches, 1)
       assert.strictEqual(yield* faults.dropWatches, 1)
       const dropped = yield* Fiber.join(watching)
-      assert(Either.isLeft(dropped) && dropped.left._tag === "Transport", "a dropped watch fails with Transport")
+      assert(Result.isFailure(dropped) && dropped.failure._tag === "Transport", "a dropped watch fails with Transport")
 
-      const garbled = yield* client.watch(Resource.ConfigMap).pipe(Stream.take(1), Stream.runCollect, Effect.fork)
-      yield* TestClock.adjust(0)
+      const garbled = yield* client.watch(Resource.ConfigMap).pipe(Stream.take(1), Stream.runCollect, Effect.forkChild)
+      yield* settle
       yield* faults.garbleWatches
-      const [event] = Chunk.toReadonlyArray(yield* Fiber.join(garbled))
+      const [event] = yield* Fiber.join(garbled)
       assert(event?._tag === "Undecodable", "a garbled line is an Undecodable element")
 
       const slow = yield* faults.addLatency({ verbs: ["create"], latency: "45 seconds" })
-      const timedOut = yield* client.create(Resource.ConfigMap, cm("slow")).pipe(Effect.either, Effect.fork)
+      const timedOut = yield* client.create(Resource.ConfigMap, cm("slow")).pipe(Effect.result, Effect.forkChild)
       yield* TestClock.adjust("30 seconds")
       const timeout = yield* Fiber.join(timedOut)
       // a create is not idempotent: a timeout is not retried
-      assert(Either.isLeft(timeout) && timeout.left._tag === "Timeout")
+      assert(Result.isFailure(timeout) && timeout.failure._tag === "Timeout")
       yield* faults.removeRule(slow)
 
       yield* faults.failRequests({ verbs: ["create"], code: 503, count: 2 })
-      const created = yield* client.create(Resource.ConfigMap, cm("after-503")).pipe(Effect.fork)
+      const created = yield* client.create(Resource.ConfigMap, cm("after-503")).pipe(Effect.forkChild)
       yield* TestClock.adjust("199 millis")
-      assert.isNull(created.unsafePoll(), "the first retry waits 200 ms")
+      // v4: Fiber.unsafePoll is pollUnsafe and answers undefined (not null) while the fiber runs
+      assert.isUndefined(created.pollUnsafe(), "the first retry waits 200 ms")
       yield* TestClock.adjust("1 millis")
       yield* TestClock.adjust("400 millis")
       const object = yield* Fiber.join(created)
       assert.strictEqual(object.metadata?.name, "after-503")
     }).pipe(Effect.provide(TestEnv)))
 
-  it.scoped("a KubeController over Cache.layer reconciles on the TestClock, and resumes after a dropped watch", () =>
+  it.effect("a KubeController over Cache.layer reconciles on the TestClock, and resumes after a dropped watch", () =>
     Effect.gen(function*() {
       const client = yield* KubeClient.KubeClient
       const faults = yield* Faults.Faults
@@ -432,11 +448,11 @@ describe("TestKube on the TestClock", () => {
       })
       const cache = yield* Cache.Cache
       yield* cache.waitForSync
-      yield* TestClock.adjust(0)
+      yield* settle
       assert.deepStrictEqual(seen, ["one=1"])
       yield* client.patch(Resource.ConfigMap, "one", { data: { v: "2" } }, { type: "merge" })
       yield* client.create(Resource.ConfigMap, cm("two", { v: "1" }))
-      yield* TestClock.adjust(0)
+      yield* settle
       assert.deepStrictEqual(seen, ["one=1", "one=2", "two=1"])
 
       yield* faults.dropWatches

@@ -22,7 +22,7 @@ const names = (list: Obj) => (list.items as Array<Obj>).map((o) => o.metadata.na
 
 for (const [driverName, makeDriver] of drivers) {
   describe(`conformance (${driverName})`, () => {
-    it.scopedLive("create sets uid, creationTimestamp, resourceVersion; generation only for kinds that track it", () =>
+    it.live("create sets uid, creationTimestamp, resourceVersion; generation only for kinds that track it", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const a = yield* d.create(cm("a"))
@@ -34,7 +34,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.strictEqual(dep.metadata.generation, 1)
       }))
 
-    it.scopedLive("resourceVersion is cluster-wide and increases with every write", () =>
+    it.live("resourceVersion is cluster-wide and increases with every write", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const a = yield* d.create(cm("a"))
@@ -44,7 +44,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.isTrue(rvs[0]! < rvs[1]! && rvs[1]! < rvs[2]!)
       }))
 
-    it.scopedLive("a write that changes nothing keeps the resourceVersion", () =>
+    it.live("a write that changes nothing keeps the resourceVersion", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const a = yield* d.create(cm("a"))
@@ -52,7 +52,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.strictEqual(same.metadata.resourceVersion, a.metadata.resourceVersion)
       }))
 
-    it.scopedLive("generation changes on spec changes only, not on metadata or status", () =>
+    it.live("generation changes on spec changes only, not on metadata or status", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const dep = yield* d.create(deployment("web", 1))
@@ -64,7 +64,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.strictEqual(scaled.metadata.generation, 2)
       }))
 
-    it.scopedLive("status subresource: main writes keep status, /status writes change only status", () =>
+    it.live("status subresource: main writes keep status, /status writes change only status", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const dep = yield* d.create({ ...deployment("web"), status: { replicas: 9 } })
@@ -77,7 +77,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.strictEqual(main.spec.replicas, 4)
       }))
 
-    it.scopedLive("a stale resourceVersion is a 409 Conflict", () =>
+    it.live("a stale resourceVersion is a 409 Conflict", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const a = yield* d.create(cm("a"))
@@ -87,14 +87,14 @@ for (const [driverName, makeDriver] of drivers) {
         assert.strictEqual(error.status.details?.name, "a")
       }))
 
-    it.scopedLive("creating an existing name is a 409 AlreadyExists", () =>
+    it.live("creating an existing name is a 409 AlreadyExists", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         yield* d.create(cm("a"))
         expectStatus(yield* Effect.flip(d.create(cm("a"))), 409, "AlreadyExists")
       }))
 
-    it.scopedLive("a missing object is a 404 NotFound naming it", () =>
+    it.live("a missing object is a 404 NotFound naming it", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const error = yield* Effect.flip(d.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "nope" }))
@@ -102,7 +102,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.strictEqual(error.status.message, "configmaps \"nope\" not found")
       }))
 
-    it.scopedLive("an invalid object is a 422 Invalid with causes", () =>
+    it.live("an invalid object is a 422 Invalid with causes", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const bad = deployment("web")
@@ -115,7 +115,7 @@ for (const [driverName, makeDriver] of drivers) {
         expectStatus(yield* Effect.flip(d.create(cm("Not_A_Name"))), 422, "Invalid")
       }))
 
-    it.scopedLive("namespaces: default and kube-system exist; namespaced objects need their namespace", () =>
+    it.live("namespaces: default and kube-system exist; namespaced objects need their namespace", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const list = yield* d.list({ apiVersion: "v1", kind: "Namespace" })
@@ -127,7 +127,7 @@ for (const [driverName, makeDriver] of drivers) {
         yield* d.create(cm("a", {}, "team"))
       }))
 
-    it.scopedLive("finalizers keep a deleted object with a deletionTimestamp until the last one is removed", () =>
+    it.live("finalizers keep a deleted object with a deletionTimestamp until the last one is removed", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const a = yield* d.create(cm("a", { metadata: { finalizers: ["example.com/keep"] } }))
@@ -142,7 +142,7 @@ for (const [driverName, makeDriver] of drivers) {
         expectStatus(yield* Effect.flip(d.get(ref(a))), 404, "NotFound")
       }))
 
-    it.scopedLive("garbage collection: Background (default) deletes dependents, Orphan keeps them", () =>
+    it.live("garbage collection: Background (default) deletes dependents, Orphan keeps them", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const owner = yield* d.create(cm("owner"))
@@ -158,7 +158,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.isUndefined(orphan.metadata.ownerReferences)
       }))
 
-    it.scopedLive("garbage collection: Foreground keeps the owner until its dependents are gone", () =>
+    it.live("garbage collection: Foreground keeps the owner until its dependents are gone", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const owner = yield* d.create(cm("owner"))
@@ -174,7 +174,7 @@ for (const [driverName, makeDriver] of drivers) {
         expectStatus(yield* Effect.flip(d.get(ref(owner))), 404, "NotFound")
       }))
 
-    it.scopedLive("label selectors: =, ==, !=, in, notin, exists, !", () =>
+    it.live("label selectors: =, ==, !=, in, notin, exists, !", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         yield* d.create(cm("a", { metadata: { labels: { app: "web", tier: "front" } } }))
@@ -192,7 +192,7 @@ for (const [driverName, makeDriver] of drivers) {
         expectStatus(yield* Effect.flip(sel("app in (")), 400, "BadRequest")
       }))
 
-    it.scopedLive("field selectors: metadata.name and metadata.namespace; others are 400", () =>
+    it.live("field selectors: metadata.name and metadata.namespace; others are 400", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         yield* d.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "other" } })
@@ -207,7 +207,7 @@ for (const [driverName, makeDriver] of drivers) {
         expectStatus(yield* Effect.flip(d.list({ ...cmList(), fieldSelector: "spec.x=1" })), 400, "BadRequest")
       }))
 
-    it.scopedLive("list pagination: limit/continue read one consistent snapshot", () =>
+    it.live("list pagination: limit/continue read one consistent snapshot", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         for (const n of ["a", "b", "c", "d", "e"]) yield* d.create(cm(n))
@@ -224,7 +224,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.isUndefined(page3.metadata.continue)
       }))
 
-    it.scopedLive("watch from a resourceVersion replays what happened after it", () =>
+    it.live("watch from a resourceVersion replays what happened after it", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const a = yield* d.create(cm("a"))
@@ -235,7 +235,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.isTrue(Number(events[1]!.object.metadata.resourceVersion) > Number(events[0]!.object.metadata.resourceVersion))
       }))
 
-    it.scopedLive("watch from a compacted resourceVersion gets an ERROR event with a 410 Status", () =>
+    it.live("watch from a compacted resourceVersion gets an ERROR event with a 410 Status", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const a = yield* d.create(cm("a"))
@@ -248,7 +248,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.strictEqual(events[0]!.object.reason, "Expired")
       }))
 
-    it.scopedLive("a watch with a label selector sees objects leave and enter the selection", () =>
+    it.live("a watch with a label selector sees objects leave and enter the selection", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const a = yield* d.create(cm("a", { metadata: { labels: { app: "web" } } }))
@@ -258,7 +258,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.deepStrictEqual(events.map((e) => e.type), ["DELETED", "ADDED"])
       }))
 
-    it.scopedLive("watch without a resourceVersion starts with the existing objects", () =>
+    it.live("watch without a resourceVersion starts with the existing objects", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         yield* d.create(cm("a"))
@@ -267,7 +267,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.deepStrictEqual(events.map((e) => [e.type, e.object.metadata.name]), [["ADDED", "a"], ["ADDED", "b"]])
       }))
 
-    it.scopedLive("JSON merge patch and JSON patch (a failed test is a 422)", () =>
+    it.live("JSON merge patch and JSON patch (a failed test is a 422)", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const a = yield* d.create(cm("a", { data: { x: "1", y: "2" } }))
@@ -282,7 +282,7 @@ for (const [driverName, makeDriver] of drivers) {
         expectStatus(failed, 422, "Invalid")
       }))
 
-    it.scopedLive("strategic merge patch merges containers by name", () =>
+    it.live("strategic merge patch merges containers by name", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const dep = yield* d.create(deployment("web"))
@@ -293,7 +293,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.deepStrictEqual(patched.spec.template.spec.containers.map((c: Obj) => c.name), ["app", "sidecar"])
       }))
 
-    it.scopedLive("server-side apply: creates, conflicts with another manager, force takes over, released fields go", () =>
+    it.live("server-side apply: creates, conflicts with another manager, force takes over, released fields go", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         const r = { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "cfg" }
@@ -314,7 +314,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.deepStrictEqual(bobDrops.data, { a: "bob" })
       }))
 
-    it.scopedLive("a CRD serves its kind, namespaced or cluster-scoped, with its status subresource", () =>
+    it.live("a CRD serves its kind, namespaced or cluster-scoped, with its status subresource", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         yield* d.create(crd("Namespaced", true))
@@ -334,7 +334,7 @@ for (const [driverName, makeDriver] of drivers) {
         assert.strictEqual(gone.status.code, 404)
       }))
 
-    it.scopedLive("deleting a namespace deletes its objects; nothing new can be created meanwhile", () =>
+    it.live("deleting a namespace deletes its objects; nothing new can be created meanwhile", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
         yield* d.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "team" } })

@@ -41,7 +41,7 @@ export const make = (
             port: options.port ?? 0,
             tls,
             token,
-            bookmarkIntervalMs: Duration.toMillis(Duration.decode(options.bookmarkInterval ?? "1 minute")),
+            bookmarkIntervalMs: Duration.toMillis(Duration.fromInputUnsafe(options.bookmarkInterval ?? "1 minute")),
             log: options.log
           }),
         catch: (cause) => new TestApiServer.TestApiServerError({ reason: "ListenFailed", cause })

@@ -79,8 +79,8 @@ const GARBLE: Item = { _tag: "Garble" }
 export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient.KubeClient.Service => {
   const defaultNamespace = options.namespace ?? "default"
   const defaultFieldManager = options.fieldManager ?? "reconcile"
-  const timeout = Duration.decode(options.timeout ?? "30 seconds")
-  const bookmarkInterval = Duration.decode(options.bookmarkInterval ?? "1 minute")
+  const timeout = Duration.fromInputUnsafe(options.timeout ?? "30 seconds")
+  const bookmarkInterval = Duration.fromInputUnsafe(options.bookmarkInterval ?? "1 minute")
 
   const namespaceFor = <A extends HasMetadata>(
     resource: Resource.Resource<A>,
@@ -106,14 +106,14 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
     Effect.suspend(() => {
       const decision = core.faults.decide(verb, target.rt, target.namespace)
       const delay = decision.latencyMillis > 0 ? Effect.sleep(Duration.millis(decision.latencyMillis)) : Effect.void
-      return decision.failure === undefined ? delay : Effect.zipRight(delay, Effect.fail(decision.failure))
+      return decision.failure === undefined ? delay : Effect.andThen(delay, Effect.fail(decision.failure))
     })
 
   const timeoutOf = (info: KubeError.RequestInfo) =>
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: timeout,
-      onTimeout: () =>
-        new KubeError.Timeout({
+      orElse: () =>
+        Effect.fail(new KubeError.Timeout({
           status: {
             kind: "Status",
             status: "Failure",
@@ -122,7 +122,7 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
             message: `no answer within ${Duration.format(timeout)}`
           },
           request: info
-        })
+        }))
     })
 
   /** One request: route, checks, faults, the core operation; errors as over HTTP; timeout and retries as over HTTP. */
@@ -152,7 +152,7 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
       } catch (e) {
         return Effect.fail(toApiError(e))
       }
-      return Effect.zipRight(
+      return Effect.andThen(
         guard(spec.verb, target),
         Effect.try({ try: () => spec.run(target), catch: toApiError })
       )
@@ -413,7 +413,7 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
       },
       run: (t) => t
     })
-    return Stream.unwrapScoped(Effect.gen(function*() {
+    return Stream.unwrap(Effect.gen(function*() {
       // one attempt, as over HTTP: the watcher decides what to do after a failure
       const target = yield* open
       const queue = yield* Queue.unbounded<Item>()
@@ -422,8 +422,8 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
         return Stream.fromEffect(toEvent(resource, { type: "ERROR", object: status as unknown as KubeObject }))
       }
       const hooks = {
-        drop: () => queue.unsafeOffer(DROP),
-        garble: () => queue.unsafeOffer(GARBLE)
+        drop: () => Queue.offerUnsafe(queue, DROP),
+        garble: () => Queue.offerUnsafe(queue, GARBLE)
       }
       const handle = yield* Effect.acquireRelease(
         Effect.try({
@@ -434,7 +434,7 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
               resourceVersion: options?.resourceVersion,
               sendInitialEvents: options?.sendInitialEvents,
               allowWatchBookmarks: options?.allowWatchBookmarks
-            }, (event) => queue.unsafeOffer({ _tag: "Event", event })),
+            }, (event) => Queue.offerUnsafe(queue, { _tag: "Event", event })),
           catch: (e) => toKubeError(info)(e)
         }),
         (h) =>
@@ -443,8 +443,8 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
             core.faults.openWatches.delete(hooks)
           })
       )
-      if (!handle.open) queue.unsafeOffer(END)
-      else if (core.faults.takeDrop()) queue.unsafeOffer(DROP)
+      if (!handle.open) Queue.offerUnsafe(queue, END)
+      else if (core.faults.takeDrop()) Queue.offerUnsafe(queue, DROP)
       else core.faults.openWatches.add(hooks)
       let events: Stream.Stream<KubeClient.WatchEvent<A>, KubeError.KubeError> = Stream.fromQueue(queue).pipe(
         Stream.takeWhile((item) => item._tag !== "End"),
@@ -466,13 +466,13 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
         })
       )
       if (options?.allowWatchBookmarks === true) {
-        const bookmarks = Stream.repeatEffect(Effect.as(Effect.sleep(bookmarkInterval), undefined)).pipe(
+        const bookmarks = Stream.fromEffectRepeat(Effect.as(Effect.sleep(bookmarkInterval), undefined)).pipe(
           Stream.mapEffect(() => toEvent(resource, core.bookmark(target.rt)))
         )
         events = Stream.merge(events, bookmarks, { haltStrategy: "left" })
       }
       if (options?.timeoutSeconds !== undefined && options.timeoutSeconds > 0) {
-        events = Stream.interruptAfter(events, Duration.seconds(options.timeoutSeconds))
+        events = Stream.interruptWhen(events, Effect.sleep(Duration.seconds(options.timeoutSeconds)))
       }
       return events
     }))
@@ -497,6 +497,6 @@ export const make = (options?: TestKube.Options): Effect.Effect<KubeClient.KubeC
   Effect.flatMap(TestCluster, (cluster) => {
     const core = coreOf(cluster)
     return core === undefined
-      ? Effect.dieMessage("TestKube needs a TestCluster made by TestCluster.make (or its layers)")
+      ? Effect.die(new Error("TestKube needs a TestCluster made by TestCluster.make (or its layers)"))
       : Effect.succeed(fromCore(core, options))
   })

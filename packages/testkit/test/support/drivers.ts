@@ -3,7 +3,7 @@
  * conformance cases run unchanged against both.
  */
 import * as Https from "node:https"
-import { Chunk, Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
 import type { Scope } from "effect"
 import { ApiError, TestApiServer, TestCluster } from "../../src/index.js"
 import type { KubeObject } from "../../src/KubeObject.js"
@@ -43,8 +43,11 @@ export const inProcess: Effect.Effect<Driver> = Effect.map(TestCluster.make(), (
     cluster.watch(query).pipe(
       Stream.take(count),
       Stream.runCollect,
-      Effect.map((c) => Chunk.toArray(c) as Array<Obj>),
-      Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => ApiError.make(504, "Timeout", "test watch timed out") })
+      Effect.map((c) => c as Array<Obj>),
+      Effect.timeoutOrElse({
+        duration: "5 seconds",
+        orElse: () => Effect.fail(ApiError.make(504, "Timeout", "test watch timed out"))
+      })
     )
 }))
 
@@ -152,7 +155,7 @@ const decode = (res: HttpResponse): Effect.Effect<Obj, ApiError.ApiError> => {
 
 export const http: Effect.Effect<Driver, never, Scope.Scope> = Effect.gen(function*() {
   const context = yield* Effect.orDie(Layer.build(TestApiServer.layerWithCluster()))
-  const server = context.unsafeMap.get(TestApiServer.TestApiServer.key) as TestApiServer.TestApiServer.Service
+  const server = Context.get(context, TestApiServer.TestApiServer)
   const cluster = server.cluster
   const call = (method: string, path: string, options: Parameters<typeof request>[3] = {}) =>
     Effect.flatMap(Effect.promise(() => request(server, method, path, options)), decode)

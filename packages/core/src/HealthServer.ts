@@ -1,11 +1,11 @@
 /**
  * The Manager's HTTP endpoints: `/metrics` (Prometheus), `/healthz` and
- * `/readyz` (Kubernetes probes), served by `@effect/platform`'s `HttpServer`
+ * `/readyz` (Kubernetes probes), served by effect's `HttpServer`
  * on Node.
  *
  * | request | response |
  * |---|---|
- * | `GET /metrics` | `200`, {@link Prometheus.snapshotText}, typed {@link Prometheus.contentType} (if `metrics`) |
+ * | `GET /metrics` | `200`, `Prometheus.snapshotText`, typed `Prometheus.contentType` (if `metrics`) |
  * | `GET /healthz` | `200 ok` while `healthy` yields `true` (the default), else `500` |
  * | `GET /readyz` | `200 ok` when `ready` yields `true`, else `503 not ready` |
  * | anything else | `404` |
@@ -21,7 +21,6 @@ import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/healthServer.js"
-import type * as Prometheus from "./Prometheus.js"
 
 /**
  * What {@link serve} serves, and where.

@@ -21,10 +21,9 @@ import * as Layer from "effect/Layer"
  * @since 0.1.0
  * @category tags
  */
-export class LeaderElection extends Context.Tag("@reconcile/core/LeaderElection")<
-  LeaderElection,
-  LeaderElection.Service
->() {}
+export class LeaderElection extends Context.Service<LeaderElection, LeaderElection.Service>()(
+  "@reconcile/core/LeaderElection"
+) {}
 
 /**
  * @since 0.1.0

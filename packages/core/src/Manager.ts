@@ -38,7 +38,7 @@ import * as internal from "./internal/manager.js"
  * @since 0.1.0
  * @category tags
  */
-export class Manager extends Context.Tag("@reconcile/core/Manager")<Manager, Manager.Service>() {}
+export class Manager extends Context.Service<Manager, Manager.Service>()("@reconcile/core/Manager") {}
 
 /**
  * @since 0.1.0
@@ -110,8 +110,9 @@ export class ManagerError extends Data.TaggedError("ManagerError")<{
  * @since 0.1.0
  * @category constructors
  */
-export const make: (options?: Manager.Options) => Effect.Effect<Manager.Service, HealthServer.HealthServerError, Scope.Scope> =
-  internal.make
+export const make: (
+  options?: Manager.Options
+) => Effect.Effect<Manager.Service, HealthServer.HealthServerError, Scope.Scope> = internal.make
 
 /**
  * A Layer providing the Manager.

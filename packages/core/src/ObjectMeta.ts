@@ -149,7 +149,7 @@ export const ownerReferences = (obj: HasMetadata): ReadonlyArray<OwnerReference>
  * @category accessors
  */
 export const controllerOf = (obj: HasMetadata): Option.Option<OwnerReference> =>
-  Option.fromNullable(ownerReferences(obj).find((ref) => ref.controller === true))
+  Option.fromNullishOr(ownerReferences(obj).find((ref) => ref.controller === true))
 
 /**
  * Whether the object is being deleted (`metadata.deletionTimestamp` is set) and

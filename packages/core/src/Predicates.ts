@@ -22,7 +22,7 @@
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { Create, Delete, Event, Generic, Update } from "./Event.js"
 import * as internal from "./internal/labelSelector.js"
 import type { HasMetadata } from "./ObjectMeta.js"
@@ -49,8 +49,9 @@ const recordEquals = (
   return true
 }
 
-const onUpdate = (changed: (old: HasMetadata, object: HasMetadata) => boolean) =>
-<A extends HasMetadata>(event: Event<A>): boolean => event._tag === "Update" ? changed(event.old, event.object) : true
+const onUpdate =
+  (changed: (old: HasMetadata, object: HasMetadata) => boolean) => <A extends HasMetadata>(event: Event<A>): boolean =>
+    event._tag === "Update" ? changed(event.old, event.object) : true
 
 /**
  * Passes an `Update` only when `metadata.generation` changed, i.e. when the
@@ -167,8 +168,8 @@ const compileSelector = (selector: LabelSelector) =>
  * @since 0.1.0
  * @category label selectors
  */
-export const validateLabelSelector = (selector: LabelSelector): Either.Either<LabelSelector, InvalidLabelSelector> =>
-  Either.map(compileSelector(selector), () => selector)
+export const validateLabelSelector = (selector: LabelSelector): Result.Result<LabelSelector, InvalidLabelSelector> =>
+  Result.map(compileSelector(selector), () => selector)
 
 /**
  * Whether a set of labels matches a selector. An invalid selector matches
@@ -182,7 +183,7 @@ export const matchesLabelSelector = (
   labels: Readonly<Record<string, string>> | undefined
 ): boolean => {
   const compiled = compileSelector(selector)
-  return Either.isRight(compiled) && compiled.right(labels ?? {})
+  return Result.isSuccess(compiled) && compiled.success(labels ?? {})
 }
 
 /**
@@ -209,10 +210,10 @@ export const matchesLabelSelector = (
  */
 export const labelSelector = (selector: LabelSelector): <A extends HasMetadata>(event: Event<A>) => boolean => {
   const compiled = compileSelector(selector)
-  if (Either.isLeft(compiled)) {
+  if (Result.isFailure(compiled)) {
     return () => false
   }
-  const matches = compiled.right
+  const matches = compiled.success
   return (event) => matches(event.object.metadata?.labels ?? {})
 }
 

@@ -3,8 +3,9 @@
  * `/metrics` endpoint serves.
  *
  * The text is produced by `prom-client`, which owns the format and its
- * escaping; this module only maps Effect's metric states to prom-client
- * metric families:
+ * escaping; this module only maps Effect's metric snapshots to prom-client
+ * metric families (effect's own `PrometheusMetrics` neither sorts families
+ * nor guards against type clashes, and rewrites names such as `__proto__`):
  *
  * | Effect metric | Prometheus family |
  * |---|---|
@@ -14,11 +15,11 @@
  * | summary | `summary`: `{quantile=...}` (`NaN` before the first sample), `_sum`, `_count` |
  * | frequency | `counter` with one sample per occurrence, labelled {@link frequencyLabel} (`key`) |
  *
- * - Metrics with one name and different tags are one family with several
- *   label sets; the tags become labels, in the order they were added.
+ * - Metrics with one name and different attributes are one family with
+ *   several label sets; the attributes become labels, in their record's order.
  * - The description becomes `# HELP` (the first non-empty one of the family).
  * - The `le` label of histogram buckets and the `quantile` label of summaries
- *   replace tags of the same name.
+ *   replace attributes of the same name.
  * - Names are made valid: characters outside `[a-zA-Z0-9_:]` (`[a-zA-Z0-9_]`
  *   for labels) become `_`, and a leading digit gets a `_` prefix.
  * - Prometheus allows one type per name: when Effect metrics of different
@@ -36,7 +37,7 @@
  * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
-import type * as MetricPair from "effect/MetricPair"
+import type * as Metric from "effect/Metric"
 import * as internal from "./internal/prometheus.js"
 
 /**
@@ -52,7 +53,7 @@ export const contentType: string = internal.contentType
 /**
  * The label that carries the occurrence of a frequency metric: a frequency
  * `errors` that saw `"conflict"` twice is exposed as
- * `errors{key="conflict"} 2`. It replaces a tag of the same name.
+ * `errors{key="conflict"} 2`. It replaces an attribute of the same name.
  *
  * @since 0.1.0
  * @category constants
@@ -68,12 +69,13 @@ export const frequencyLabel: string = internal.frequencyLabel
  * import { Effect, Metric } from "effect"
  * import { Prometheus } from "@reconcile/core"
  *
- * const adds = Metric.counter("workqueue_adds_total", { description: "Total adds" }).pipe(
- *   Metric.tagged("name", "webapp")
- * )
+ * const adds = Metric.counter("workqueue_adds_total", {
+ *   description: "Total adds",
+ *   attributes: { name: "webapp" }
+ * })
  *
  * Effect.gen(function*() {
- *   yield* Metric.increment(adds)
+ *   yield* Metric.update(adds, 1)
  *   const text = yield* Prometheus.snapshotText
  *   // # HELP workqueue_adds_total Total adds
  *   // # TYPE workqueue_adds_total counter
@@ -87,7 +89,7 @@ export const frequencyLabel: string = internal.frequencyLabel
 export const snapshotText: Effect.Effect<string> = internal.snapshotText
 
 /**
- * The exposition text of the given metric pairs, e.g. a filtered
+ * The exposition text of the given metric snapshots, e.g. a filtered
  * `Metric.snapshot`.
  *
  * @example
@@ -97,7 +99,7 @@ export const snapshotText: Effect.Effect<string> = internal.snapshotText
  *
  * // Only the controller-runtime metrics.
  * const controllerMetrics = Metric.snapshot.pipe(
- *   Effect.map((pairs) => pairs.filter((pair) => pair.metricKey.name.startsWith("controller_runtime_"))),
+ *   Effect.map((snapshots) => snapshots.filter((snapshot) => snapshot.id.startsWith("controller_runtime_"))),
  *   Effect.flatMap(Prometheus.format)
  * )
  * ```
@@ -105,4 +107,4 @@ export const snapshotText: Effect.Effect<string> = internal.snapshotText
  * @since 0.1.0
  * @category exposition
  */
-export const format: (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>) => Effect.Effect<string> = internal.format
+export const format: (snapshots: ReadonlyArray<Metric.Metric.Snapshot>) => Effect.Effect<string> = internal.format

@@ -145,7 +145,7 @@ export const terminal = (cause: unknown, message?: string): Terminal =>
  * @since 0.1.0
  * @category constructors
  */
-export const requeueAfter = (after: Duration.DurationInput): RequeueAfter =>
+export const requeueAfter = (after: Duration.Input): RequeueAfter =>
   new RequeueAfter({ after: internal.clampDuration(after) })
 
 /**

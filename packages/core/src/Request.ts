@@ -1,14 +1,14 @@
 /**
  * What a controller reconciles: the namespace and name of one object.
  *
- * A `Request` is a `Data` value, so two requests with the same namespace and
- * name are `Equal` (and hash alike) wherever they come from. Its string
+ * A `Request` is a plain object, so two requests with the same namespace and
+ * name are `Equal` (and hash alike) wherever they come from (effect compares
+ * plain objects structurally). Its string
  * {@link key} (`"namespace/name"`, or `"name"` for a cluster-scoped object) is
  * what a workqueue stores; {@link fromKey} turns a key back into a request.
  *
  * @since 0.1.0
  */
-import * as Data from "effect/Data"
 import type { HasMetadata } from "./ObjectMeta.js"
 
 /**
@@ -22,8 +22,6 @@ export interface Request {
   readonly namespace: string | undefined
   readonly name: string
 }
-
-const makeData = Data.case<Request>()
 
 /**
  * Makes a request. An empty or missing namespace means cluster-scoped.
@@ -42,8 +40,10 @@ const makeData = Data.case<Request>()
  * @since 0.1.0
  * @category constructors
  */
-export const make = (name: string, namespace?: string | undefined): Request =>
-  makeData({ namespace: namespace === "" ? undefined : namespace, name })
+export const make = (name: string, namespace?: string | undefined): Request => ({
+  namespace: namespace === "" ? undefined : namespace,
+  name
+})
 
 /**
  * The request's string key: `"namespace/name"`, or `"name"` when cluster-scoped

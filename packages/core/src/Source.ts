@@ -23,6 +23,7 @@
  *
  * @since 0.1.0
  */
+import type * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
@@ -91,14 +92,15 @@ export const fromStream = <A, E = never, R = never>(
 /**
  * A channel source fed from a queue (external events such as webhooks). Every
  * run of `events` takes from the same queue, so concurrent runs split the
- * events between them; the stream ends when the queue is shut down. Synced at
+ * events between them; the stream ends when the queue is shut down or ended
+ * (`Queue.end`, for a queue whose error type includes `Cause.Done`). Synced at
  * once.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromQueue = <A>(name: string, queue: Queue.Dequeue<Event<A>>): Source<A> =>
-  make({ name, events: Stream.fromQueue(queue) })
+export const fromQueue = <A>(name: string, queue: Queue.Dequeue<Event<A>, Cause.Done>): Source<A> =>
+  make({ name, events: internal.fromQueue(queue) })
 
 /**
  * A channel source fed from a `PubSub`: each run of `events` subscribes anew
@@ -170,7 +172,7 @@ export const channel: <A>(name: string) => Effect.Effect<Channel<A>> = internal.
  */
 export const periodic = <A, E = never, R = never>(
   name: string,
-  every: Duration.DurationInput,
+  every: Duration.Input,
   list: Effect.Effect<Iterable<A>, E, R>,
   options?: { readonly immediate?: boolean | undefined }
 ): Source<A, E, R> => make({ name, events: internal.periodic(every, list, options?.immediate ?? true) })

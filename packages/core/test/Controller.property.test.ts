@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, FastCheck as fc, TestClock } from "effect"
 import { RateLimiter } from "@reconcile/workqueue"
+import { Arbitrary, Clock, Duration, Effect, Schema } from "effect"
 import * as Event from "../src/Event.js"
 import * as Reconcile from "../src/Reconcile.js"
+import { constantFrom } from "./arbitraries.js"
 import { advance, obj, start } from "./harness.js"
 
 type Outcome = "success" | "retryable" | "terminal" | "requeueAfter"
@@ -18,19 +19,25 @@ const BASE = 1_000
 const MAX = 16_000
 const delayFor = (failures: number) => Math.min(BASE * 2 ** failures, MAX)
 
-const scenario = fc.record({
-  events: fc.array(
-    fc.record({ after: fc.integer({ min: 0, max: 3_000 }), key: fc.constantFrom("a", "b", "c", "d", "e") }),
+const integer = (minimum: number, maximum: number) =>
+  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
+
+const scenario = Arbitrary.all({
+  events: Arbitrary.array(
+    Arbitrary.all({ after: integer(0, 3_000), key: constantFrom("a", "b", "c", "d", "e") }),
     { minLength: 1, maxLength: 25 }
   ),
-  outcomes: fc.array(fc.constantFrom<Outcome>("success", "retryable", "retryable", "terminal", "requeueAfter"), {
-    maxLength: 30
-  }),
-  durations: fc.array(fc.integer({ min: 0, max: 2_500 }), { minLength: 1, maxLength: 10 })
+  // "retryable" twice: retries are twice as likely as each other outcome.
+  outcomes: Arbitrary.array(
+    constantFrom<ReadonlyArray<Outcome>>("success", "retryable", "retryable", "terminal", "requeueAfter"),
+    { maxLength: 30 }
+  ),
+  durations: Arbitrary.array(integer(0, 2_500), { minLength: 1, maxLength: 10 })
 })
 
 describe("Controller properties (random events and outcomes, maxConcurrentReconciles = 8)", () => {
-  it.scoped.prop(
+  // @effect/vitest 4: `it.effect.prop` runs each case scoped, with a TestClock (effect 3: `it.scoped.prop`).
+  it.effect.prop(
     "never two reconciles of one key at once; level-based liveness; Terminal waits for an event; retries follow the limiter",
     [scenario],
     ([{ durations, events, outcomes }]) =>
@@ -44,12 +51,12 @@ describe("Controller properties (random events and outcomes, maxConcurrentReconc
             const key = req.name
             assert.isFalse(inFlight.has(key), `two reconciles of ${key} at once`)
             inFlight.add(key)
-            const run: Run = { key, start: yield* TestClock.currentTimeMillis, end: -1, outcome: undefined }
+            const run: Run = { key, start: yield* Clock.currentTimeMillis, end: -1, outcome: undefined }
             runs.push(run)
             const n = attempt++
             yield* Effect.sleep(Duration.millis(durations[n % durations.length]!))
             const outcome = outcomes[n] ?? "success"
-            run.end = yield* TestClock.currentTimeMillis
+            run.end = yield* Clock.currentTimeMillis
             run.outcome = outcome
             inFlight.delete(key)
             switch (outcome) {
@@ -69,7 +76,7 @@ describe("Controller properties (random events and outcomes, maxConcurrentReconc
         })
         for (const e of events) {
           yield* advance(e.after)
-          const now = yield* TestClock.currentTimeMillis
+          const now = yield* Clock.currentTimeMillis
           eventTimes.set(e.key, [...(eventTimes.get(e.key) ?? []), now])
           yield* channel.offer(Event.update(obj(e.key), obj(e.key)))
         }
@@ -115,12 +122,15 @@ describe("Controller properties (random events and outcomes, maxConcurrentReconc
             }
             if (run.outcome === "terminal" && next !== undefined) {
               // Terminal: the next run needs a new event (during or after the run) or a retry scheduled before.
-              assert.isTrue(causedBetween(run.start, next.start, scheduledRetries), `${key}: ran at ${next.start} after a Terminal at ${run.end} without a new event`)
+              assert.isTrue(
+                causedBetween(run.start, next.start, scheduledRetries),
+                `${key}: ran at ${next.start} after a Terminal at ${run.end} without a new event`
+              )
             }
           })
         }
       }),
-    { timeout: 120_000, fastCheck: { numRuns: 40 } }
+    // size 30: effect's arbitraries grow lengths with `size` (default 10); fast-check went up to each maxLength.
+    { timeout: 120_000, arbitrary: { runs: 40, size: 30 } }
   )
 })
-

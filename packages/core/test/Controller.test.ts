@@ -1,6 +1,21 @@
+// @effect/vitest 4: `it.effect` runs scoped (with TestClock), so it replaces `it.scoped`.
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Effect, Exit, Fiber, FiberRef, HashMap, Layer, Scope, Stream, TestClock } from "effect"
 import { RateLimiter } from "@reconcile/workqueue"
+import {
+  Cause,
+  Clock,
+  Context,
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Option,
+  References,
+  Scope,
+  Stream,
+  Tracer
+} from "effect"
 import * as Controller from "../src/Controller.js"
 import * as Event from "../src/Event.js"
 import * as Handler from "../src/Handler.js"
@@ -10,12 +25,11 @@ import * as Reconcile from "../src/Reconcile.js"
 import * as Source from "../src/Source.js"
 import { advance, counterValue, gaugeValue, type Obj, obj, settle, start, uniqueName } from "./harness.js"
 
-
 /** A reconcile that records the virtual time of every attempt and ends as `outcome(attempt)` says. */
 const recording = (outcome: (attempt: number) => Effect.Effect<void, Reconcile.Outcome>) => {
   const attempts: Array<number> = []
   const reconcile = () =>
-    Effect.flatMap(TestClock.currentTimeMillis, (now) => {
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
       attempts.push(now)
       return outcome(attempts.length - 1)
     })
@@ -25,7 +39,7 @@ const recording = (outcome: (attempt: number) => Effect.Effect<void, Reconcile.O
 const slowLimiter = RateLimiter.exponential({ base: "1 second", max: "100 seconds" })
 
 describe("Controller decision table", () => {
-  it.scoped("success: forget the key, result=success", () =>
+  it.effect("success: forget the key, result=success", () =>
     Effect.gen(function*() {
       const { attempts, reconcile } = recording(() => Effect.void)
       const { controller, name, send } = yield* start(reconcile, { rateLimiter: slowLimiter })
@@ -38,7 +52,7 @@ describe("Controller decision table", () => {
       assert.strictEqual(attempts.length, 2, "only the earlier scheduled retry fires, once")
     }))
 
-  it.scoped("RequeueAfter(d): forget, then add after d; result=requeue_after", () =>
+  it.effect("RequeueAfter(d): forget, then add after d; result=requeue_after", () =>
     Effect.gen(function*() {
       const { attempts, reconcile } = recording((n) => n === 0 ? Reconcile.requeueAfter("30 seconds") : Effect.void)
       const { controller, name, send } = yield* start(reconcile, { rateLimiter: slowLimiter })
@@ -52,7 +66,7 @@ describe("Controller decision table", () => {
       assert.strictEqual(yield* counterValue(name, (m) => m.total.success), 1)
     }))
 
-  it.scoped("Retryable: rate-limited retries with growing backoff; result=error, errors_total", () =>
+  it.effect("Retryable: rate-limited retries with growing backoff; result=error, errors_total", () =>
     Effect.gen(function*() {
       const { attempts, reconcile } = recording((n) => n < 3 ? Reconcile.retryable("boom") : Effect.void)
       const { name, send } = yield* start(reconcile, { rateLimiter: slowLimiter })
@@ -64,7 +78,7 @@ describe("Controller decision table", () => {
       assert.strictEqual(yield* counterValue(name, (m) => m.total.success), 1)
     }))
 
-  it.scoped("Terminal: no requeue until the next event; terminal_errors_total", () =>
+  it.effect("Terminal: no requeue until the next event; terminal_errors_total", () =>
     Effect.gen(function*() {
       const { attempts, reconcile } = recording(() => Reconcile.terminal("invalid spec"))
       const { name, send } = yield* start(reconcile, { rateLimiter: slowLimiter })
@@ -78,7 +92,7 @@ describe("Controller decision table", () => {
       assert.strictEqual(attempts.length, 2, "the next change runs it again")
     }))
 
-  it.scoped("a thrown exception is recovered as Retryable; panics_total", () =>
+  it.effect("a thrown exception is recovered as Retryable; panics_total", () =>
     Effect.gen(function*() {
       let calls = 0
       const { name, send } = yield* start(() => {
@@ -94,7 +108,7 @@ describe("Controller decision table", () => {
       assert.strictEqual(calls, 2, "retried after the limiter's delay")
     }))
 
-  it.scoped("Effect.die is recovered as Retryable; panics_total", () =>
+  it.effect("Effect.die is recovered as Retryable; panics_total", () =>
     Effect.gen(function*() {
       const { attempts, reconcile } = recording((n) => n === 0 ? Effect.die("defect") : Effect.void)
       const { name, send } = yield* start(reconcile, { rateLimiter: slowLimiter })
@@ -104,15 +118,15 @@ describe("Controller decision table", () => {
       assert.strictEqual(yield* counterValue(name, (m) => m.panics), 1)
     }))
 
-  it.scoped("recoverPanics: false fails the controller with the defect", () =>
+  it.effect("recoverPanics: false fails the controller with the defect", () =>
     Effect.gen(function*() {
       const { controller, send } = yield* start(() => Effect.die("fatal"), { recoverPanics: false })
       yield* send("a")
       const exit = yield* Effect.exit(controller.await)
-      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause))
+      assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
     }))
 
-  it.scoped("reconcileTimeout: the reconcile is interrupted and retried; timeouts_total", () =>
+  it.effect("reconcileTimeout: the reconcile is interrupted and retried; timeouts_total", () =>
     Effect.gen(function*() {
       let interrupted = 0
       const { attempts, reconcile } = recording((n) =>
@@ -132,7 +146,7 @@ describe("Controller decision table", () => {
 describe("Controller backoff and out-of-band events", () => {
   const alwaysFail = () => recording(() => Reconcile.retryable("still failing"))
 
-  it.scoped("controller-runtime: an out-of-band failure counts, the scheduled retry still fires on time", () =>
+  it.effect("controller-runtime: an out-of-band failure counts, the scheduled retry still fires on time", () =>
     Effect.gen(function*() {
       const { attempts, reconcile } = alwaysFail()
       const { send } = yield* start(reconcile, { rateLimiter: slowLimiter })
@@ -145,7 +159,7 @@ describe("Controller backoff and out-of-band events", () => {
       assert.deepStrictEqual(attempts, [0, 1_000, 2_000, 3_000, 11_000])
     }))
 
-  it.scoped("outOfBandFailures: \"ignore\": the out-of-band failure does not grow the backoff", () =>
+  it.effect("outOfBandFailures: \"ignore\": the out-of-band failure does not grow the backoff", () =>
     Effect.gen(function*() {
       const { attempts, reconcile } = alwaysFail()
       const { send } = yield* start(reconcile, { rateLimiter: slowLimiter, outOfBandFailures: "ignore" })
@@ -158,7 +172,7 @@ describe("Controller backoff and out-of-band events", () => {
       assert.deepStrictEqual(attempts, [0, 1_000, 2_000, 3_000, 7_000])
     }))
 
-  it.scoped("each controller has its own backoff for the same key", () =>
+  it.effect("each controller has its own backoff for the same key", () =>
     Effect.gen(function*() {
       const one = alwaysFail()
       const two = recording(() => Effect.void)
@@ -172,7 +186,7 @@ describe("Controller backoff and out-of-band events", () => {
 })
 
 describe("Controller lifecycle", () => {
-  it.scoped("workers start only after every source has synced", () =>
+  it.effect("workers start only after every source has synced", () =>
     Effect.gen(function*() {
       const synced = yield* Deferred.make<void>()
       const channel = yield* Source.channel<Obj>("late")
@@ -196,7 +210,7 @@ describe("Controller lifecycle", () => {
       assert.deepStrictEqual(calls, ["a"], "events queued before sync are not lost")
     }))
 
-  it.scoped("cacheSyncTimeout fails the controller with an error naming the unsynced source", () =>
+  it.effect("cacheSyncTimeout fails the controller with an error naming the unsynced source", () =>
     Effect.gen(function*() {
       const fast = Source.fromStream<Obj>("fast-source", Stream.empty)
       const stuck = Source.make<Obj>({ name: "stuck-source", events: Stream.never, synced: Effect.never })
@@ -206,9 +220,9 @@ describe("Controller lifecycle", () => {
         reconcile: () => Effect.void,
         options: { cacheSyncTimeout: "30 seconds" }
       })
-      const fiber = yield* Effect.fork(Effect.flip(controller.await))
+      const fiber = yield* Effect.forkChild(Effect.flip(controller.await))
       yield* advance(29_999)
-      assert.isNull(fiber.unsafePoll())
+      assert.isUndefined(fiber.pollUnsafe()) // effect 4: a running fiber polls as undefined (effect 3: null)
       yield* advance(1)
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "CacheSyncTimeout")
@@ -216,7 +230,7 @@ describe("Controller lifecycle", () => {
       assert.include(error.message, "stuck-source")
     }))
 
-  it.scoped("a failing source fails the controller with SourceFailed", () =>
+  it.effect("a failing source fails the controller with SourceFailed", () =>
     Effect.gen(function*() {
       const broken = Source.fromStream<Obj, string>("broken", Stream.fail("watch error"))
       const controller = yield* Controller.make({
@@ -229,7 +243,7 @@ describe("Controller lifecycle", () => {
       assert.deepStrictEqual(error._tag === "SourceFailed" && [error.source, error.cause], ["broken", "watch error"])
     }))
 
-  it.scoped("predicates filter events before the handler", () =>
+  it.effect("predicates filter events before the handler", () =>
     Effect.gen(function*() {
       const channel = yield* Source.channel<Obj>("filtered")
       const calls: Array<string> = []
@@ -264,12 +278,12 @@ describe("Controller lifecycle", () => {
             finished.push(req.name)
           }),
         { maxConcurrentReconciles: 1, gracefulShutdownTimeout: "30 seconds" }
-      ).pipe(Scope.extend(scope))
+      ).pipe(Scope.provide(scope))
       yield* send("a")
       yield* send("b") // waits behind a (one worker)
-      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
       yield* settle
-      assert.isNull(closing.unsafePoll(), "shutdown waits for the in-flight reconcile")
+      assert.isUndefined(closing.pollUnsafe(), "shutdown waits for the in-flight reconcile")
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(closing)
       assert.deepStrictEqual(startedNames, ["a"], "b never starts once shutdown has begun")
@@ -284,9 +298,9 @@ describe("Controller lifecycle", () => {
       const { send } = yield* start(
         () => Effect.onInterrupt(Effect.never, () => Effect.sync(() => void (interrupted = true))),
         { gracefulShutdownTimeout: "5 seconds" }
-      ).pipe(Scope.extend(scope))
+      ).pipe(Scope.provide(scope))
       yield* send("a")
-      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
       yield* advance(4_999)
       assert.isFalse(interrupted)
       yield* advance(1)
@@ -294,7 +308,7 @@ describe("Controller lifecycle", () => {
       assert.isTrue(interrupted)
     }))
 
-  it.scoped("workers start only when leader; losing leadership stops them and fails with LeadershipLost", () =>
+  it.effect("workers start only when leader; losing leadership stops them and fails with LeadershipLost", () =>
     Effect.gen(function*() {
       const { elect, election, lose } = yield* LeaderElection.manual("replica-1")
       const calls: Array<string> = []
@@ -315,16 +329,22 @@ describe("Controller lifecycle", () => {
       assert.deepStrictEqual(calls, ["a"], "no reconcile after leadership is lost")
     }))
 
-  it.scoped("each reconcile runs in a span with log annotations controller, namespace, name, reconcileID", () =>
+  // A tracer is installed: effect 4's default native tracer makes no reconcile span (see the next test).
+  it.effect("each reconcile runs in a span with log annotations controller, namespace, name, reconcileID", () =>
     Effect.gen(function*() {
       const seen: Array<{ span: string; annotations: Record<string, unknown> }> = []
       const name = uniqueName("annotated")
-      const { send } = yield* start(() =>
-        Effect.gen(function*() {
-          const span = yield* Effect.currentSpan
-          const annotations = yield* FiberRef.get(FiberRef.currentLogAnnotations)
-          seen.push({ span: span.name, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
-        }).pipe(Effect.orDie), {}, name)
+      const tracer = Tracer.make({ span: (options) => new Tracer.NativeSpan(options) })
+      const { send } = yield* start(
+        () =>
+          Effect.gen(function*() {
+            const span = yield* Effect.currentSpan
+            const annotations = yield* References.CurrentLogAnnotations
+            seen.push({ span: span.name, annotations: { ...annotations } })
+          }).pipe(Effect.orDie),
+        {},
+        name
+      ).pipe(Effect.withTracer(tracer))
       yield* send("web")
       yield* send("web")
       assert.strictEqual(seen.length, 2)
@@ -336,9 +356,34 @@ describe("Controller lifecycle", () => {
       assert.notStrictEqual(seen[0]!.annotations.reconcileID, seen[1]!.annotations.reconcileID)
     }))
 
-  it.scoped("the reconcile's requirements flow into the controller's", () =>
+  it.effect("without a tracer (effect's default in-memory one) a reconcile makes no span, and keeps its annotations", () =>
     Effect.gen(function*() {
-      class Greeting extends Context.Tag("Greeting")<Greeting, string>() {}
+      const seen: Array<{ span: Option.Option<Tracer.Span>; annotations: Record<string, unknown> }> = []
+      const { send } = yield* start(() =>
+        Effect.gen(function*() {
+          const span = yield* Effect.option(Effect.currentSpan)
+          const annotations = yield* References.CurrentLogAnnotations
+          seen.push({ span, annotations: { ...annotations } })
+        })
+      )
+      yield* send("web")
+      assert.strictEqual(seen.length, 1)
+      assert.isTrue(Option.isNone(seen[0]!.span), "no span object is made")
+      assert.strictEqual(seen[0]!.annotations.name, "web")
+      // Tracing disabled: no span either, even with a tracer installed.
+      const recorded: Array<string> = []
+      const tracer = Tracer.make({ span: (options) => (recorded.push(options.name), new Tracer.NativeSpan(options)) })
+      const disabled = yield* start(() => Effect.void).pipe(
+        Effect.withTracer(tracer),
+        Effect.provideService(References.TracerEnabled, false)
+      )
+      yield* disabled.send("web")
+      assert.deepStrictEqual(recorded, [])
+    }))
+
+  it.effect("the reconcile's requirements flow into the controller's", () =>
+    Effect.gen(function*() {
+      class Greeting extends Context.Service<Greeting, string>()("Greeting") {}
       const calls: Array<string> = []
       const program = start(() => Effect.flatMap(Greeting, (g) => Effect.sync(() => void calls.push(g))))
       // @ts-expect-error: Greeting is required and not provided
@@ -348,7 +393,7 @@ describe("Controller lifecycle", () => {
       assert.deepStrictEqual(calls, ["hello"])
     }))
 
-  it.scoped("metrics: max_concurrent_reconciles and active_workers", () =>
+  it.effect("metrics: max_concurrent_reconciles and active_workers", () =>
     Effect.gen(function*() {
       const release = yield* Deferred.make<void>()
       const { name, send } = yield* start(() => Deferred.await(release), { maxConcurrentReconciles: 4 })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Data, Effect, Exit, FastCheck as fc } from "effect"
+import { Context, Data, Effect, Exit, Schema } from "effect"
 import * as Event from "../src/Event.js"
 import * as Handler from "../src/Handler.js"
 import type { HasMetadata, OwnerReference } from "../src/ObjectMeta.js"
@@ -114,9 +114,9 @@ describe("Handler.forOwner", () => {
     "output has unique keys and is exactly the matching owners of old ∪ new",
     [
       Arb.event,
-      fc.constantFrom("apps/v1", "apps/v2", "v1", "batch/v1"),
-      fc.constantFrom("Deployment", "Job", "Widget"),
-      fc.boolean()
+      Schema.Literals(["apps/v1", "apps/v2", "v1", "batch/v1"]),
+      Schema.Literals(["Deployment", "Job", "Widget"]),
+      Schema.Boolean
     ],
     ([event, apiVersion, kind, onlyController]) =>
       Effect.gen(function*() {
@@ -139,7 +139,7 @@ describe("Handler.forOwner", () => {
   )
 })
 
-class Lookup extends Context.Tag("test/Lookup")<Lookup, (name: string) => ReadonlyArray<string>>() {}
+class Lookup extends Context.Service<Lookup, (name: string) => ReadonlyArray<string>>()("test/Lookup") {}
 class LookupFailed extends Data.TaggedError("LookupFailed")<{ readonly name: string }> {}
 
 describe("Handler.fromMap", () => {

@@ -1,5 +1,6 @@
+// @effect/vitest 4: `it.live` runs scoped with live services, so it replaces `it.scopedLive`.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Metric, MetricLabel, Option, Ref } from "effect"
+import { Effect, Metric, Option, Ref } from "effect"
 import * as HealthServer from "../src/HealthServer.js"
 import * as Prometheus from "../src/Prometheus.js"
 
@@ -18,20 +19,17 @@ const get = (address: HealthServer.Address, path: string, method = "GET") =>
 const ready = Effect.succeed(true)
 
 describe("HealthServer", () => {
-  it.scopedLive("binds 127.0.0.1 on a free port by default", () =>
+  it.live("binds 127.0.0.1 on a free port by default", () =>
     Effect.gen(function*() {
       const address = yield* HealthServer.serve({ ready })
       assert.strictEqual(address.host, "127.0.0.1")
       assert.isAbove(address.port, 0)
     }))
 
-  it.scopedLive("GET /metrics answers the Prometheus exposition of Effect's metrics", () =>
+  it.live("GET /metrics answers the Prometheus exposition of Effect's metrics", () =>
     Effect.gen(function*() {
       const adds = Metric.counter("workqueue_adds_total", { description: "Total number of adds handled by workqueue" })
-      yield* Metric.incrementBy(
-        Metric.taggedWithLabels(adds, [MetricLabel.make("name", "q"), MetricLabel.make("controller", "c")]),
-        2
-      )
+      yield* Metric.update(Metric.withAttributes(adds, { name: "q", controller: "c" }), 2)
       const address = yield* HealthServer.serve({ ready })
       const reply = yield* get(address, "/metrics")
       assert.strictEqual(reply.status, 200)
@@ -40,14 +38,14 @@ describe("HealthServer", () => {
       assert.include(reply.body, "\nworkqueue_adds_total{name=\"q\",controller=\"c\"} 2\n")
     }))
 
-  it.scopedLive("metrics: false leaves /metrics out", () =>
+  it.live("metrics: false leaves /metrics out", () =>
     Effect.gen(function*() {
       const address = yield* HealthServer.serve({ ready, metrics: false })
       assert.strictEqual((yield* get(address, "/metrics")).status, 404)
       assert.strictEqual((yield* get(address, "/readyz")).status, 200)
     }))
 
-  it.scopedLive("GET /readyz answers 503 until ready yields true, then 200", () =>
+  it.live("GET /readyz answers 503 until ready yields true, then 200", () =>
     Effect.gen(function*() {
       const synced = yield* Ref.make(false)
       const address = yield* HealthServer.serve({ ready: Ref.get(synced) })
@@ -62,7 +60,7 @@ describe("HealthServer", () => {
       })
     }))
 
-  it.scopedLive("GET /healthz answers 200 by default, 500 when healthy yields false", () =>
+  it.live("GET /healthz answers 200 by default, 500 when healthy yields false", () =>
     Effect.gen(function*() {
       const alive = yield* Ref.make(true)
       const byDefault = yield* HealthServer.serve({ ready: Effect.succeed(false) })
@@ -73,7 +71,7 @@ describe("HealthServer", () => {
       assert.strictEqual((yield* get(address, "/healthz")).status, 500)
     }))
 
-  it.scopedLive("anything else is 404", () =>
+  it.live("anything else is 404", () =>
     Effect.gen(function*() {
       const address = yield* HealthServer.serve({ ready })
       assert.strictEqual((yield* get(address, "/")).status, 404)
@@ -81,14 +79,14 @@ describe("HealthServer", () => {
       assert.strictEqual((yield* get(address, "/readyz", "POST")).status, 404)
     }))
 
-  it.scopedLive("requests are not traced", () =>
+  it.live("requests are not traced", () =>
     Effect.gen(function*() {
       const untraced = Effect.map(Effect.option(Effect.currentSpan), Option.isNone)
       const address = yield* HealthServer.serve({ ready: untraced })
       assert.strictEqual((yield* get(address, "/readyz")).status, 200)
     }))
 
-  it.scopedLive("a port in use fails with HealthServerError", () =>
+  it.live("a port in use fails with HealthServerError", () =>
     Effect.gen(function*() {
       const { port } = yield* HealthServer.serve({ ready })
       const error = yield* Effect.flip(HealthServer.serve({ port, ready }))
@@ -99,7 +97,7 @@ describe("HealthServer", () => {
       assert.include(error.message, `127.0.0.1:${port}`)
     }))
 
-  it.scopedLive("an invalid port fails with HealthServerError", () =>
+  it.live("an invalid port fails with HealthServerError", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(HealthServer.serve({ port: 70000, ready }))
       assert.strictEqual(error._tag, "HealthServerError")
@@ -115,7 +113,7 @@ describe("HealthServer", () => {
           return address
         })
       )
-      const after = yield* Effect.either(Effect.tryPromise(() => fetch(`http://127.0.0.1:${address.port}/healthz`)))
-      assert.isTrue(after._tag === "Left", "a request after the scope closed fails")
+      const after = yield* Effect.result(Effect.tryPromise(() => fetch(`http://127.0.0.1:${address.port}/healthz`)))
+      assert.isTrue(after._tag === "Failure", "a request after the scope closed fails")
     }))
 })

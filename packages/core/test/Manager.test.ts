@@ -1,3 +1,4 @@
+// @effect/vitest 4: `it.live` runs scoped with live services, so it replaces `it.scopedLive`.
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Stream } from "effect"
 import * as Controller from "../src/Controller.js"
@@ -14,7 +15,7 @@ const get = (port: number, path: string) =>
   })
 
 describe("Manager", () => {
-  it.scopedLive("serves /metrics, /healthz and /readyz on 127.0.0.1; /readyz flips when the controller's sources sync", () =>
+  it.live("serves /metrics, /healthz and /readyz on 127.0.0.1; /readyz flips when the controller's sources sync", () =>
     Effect.gen(function*() {
       const synced = yield* Deferred.make<void>()
       const channel = yield* Source.channel<Obj>("objects")
@@ -63,7 +64,7 @@ describe("Manager", () => {
       assert.include(body, `controller_runtime_reconcile_total{controller="${name}",result="success"} 1`)
     }))
 
-  it.scopedLive("a metrics port without a health port serves metrics only", () =>
+  it.live("a metrics port without a health port serves metrics only", () =>
     Effect.gen(function*() {
       const manager = yield* Manager.make({ metricsPort: 0 })
       assert.isDefined(manager.metricsAddress)
@@ -76,7 +77,9 @@ describe("Manager", () => {
       const name = uniqueName("failing")
       const app = Controller.layer({
         name,
-        watches: [Controller.watch(Source.fromStream<Obj, string>("broken-watch", Stream.fail("boom")), Handler.forObject)],
+        watches: [
+          Controller.watch(Source.fromStream<Obj, string>("broken-watch", Stream.fail("boom")), Handler.forObject)
+        ],
         reconcile: () => Effect.void
       }).pipe(Layer.provideMerge(Manager.layer()))
       const error = yield* Effect.flip(Manager.launch(app))
@@ -89,9 +92,9 @@ describe("Manager", () => {
     Effect.gen(function*() {
       const manager = yield* Effect.scoped(Manager.make())
       assert.isTrue(yield* manager.ready)
-      const running = yield* Effect.fork(Manager.launch(Manager.layer()))
-      yield* Effect.yieldNow()
-      assert.isNull(running.unsafePoll())
+      const running = yield* Effect.forkChild(Manager.launch(Manager.layer()))
+      yield* Effect.yieldNow
+      assert.isUndefined(running.pollUnsafe()) // effect 4: a running fiber polls as undefined (effect 3: null)
       yield* Fiber.interrupt(running)
     }))
 })

@@ -1,15 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import {
-  Effect,
-  FastCheck as fc,
-  Metric,
-  MetricBoundaries,
-  MetricHook,
-  MetricKey,
-  MetricLabel,
-  MetricPair,
-  MetricState
-} from "effect"
+import { Arbitrary, Effect, Metric, Schema } from "effect"
 import * as Prometheus from "../src/Prometheus.js"
 
 // The Prometheus text format (0.0.4) grammar, for checking what prom-client produced.
@@ -72,12 +62,26 @@ const parse = (text: string): ReadonlyArray<Sample> => {
 /** The exposition of the metrics named `names` in Effect's global registry. */
 const exposition = (...names: ReadonlyArray<string>) =>
   Metric.snapshot.pipe(
-    Effect.map((pairs) => pairs.filter((pair) => names.includes(pair.metricKey.name))),
+    Effect.map((snapshots) => snapshots.filter((snapshot) => names.includes(snapshot.id))),
     Effect.flatMap(Prometheus.format)
   )
 
-const tagged = <M extends Metric.Metric<any, any, any>>(metric: M, tags: Record<string, string>): M =>
-  Metric.taggedWithLabels(metric, Object.entries(tags).map(([k, v]) => MetricLabel.make(k, v))) as M
+/** effect 4: tags became attributes (`Metric.withAttributes`, effect 3's `Metric.taggedWithLabels`). */
+const tagged = <M extends Metric.Metric<any, any>>(metric: M, tags: Record<string, string>): M =>
+  Metric.withAttributes(metric, tags) as M
+
+/**
+ * The snapshot of what `updates` records in a registry of its own. effect 4 has no constructors of metric states
+ * (effect 3's `MetricPair`/`MetricState`/`MetricHook`): snapshots come from real metrics, in registry order.
+ */
+const snapshotOf = <E>(updates: Effect.Effect<void, E>) =>
+  Effect.andThen(updates, Metric.snapshot).pipe(Effect.provideService(Metric.MetricRegistry, new Map()))
+
+/**
+ * Strings of printable ASCII plus effect's edge cases (lone surrogates, `\n`, `\0`, `__proto__`, ...); effect 3's
+ * fast-check `unit: "binary"` drew any code unit.
+ */
+const string = (maxLength: number) => Arbitrary.schema(Schema.String.check(Schema.isMaxLength(maxLength)))
 
 describe("Prometheus", () => {
   it("uses the text format 0.0.4 content type", () => {
@@ -87,13 +91,13 @@ describe("Prometheus", () => {
   it.effect("counters: one family per name, one sample per label set, labels in tag order", () =>
     Effect.gen(function*() {
       const adds = Metric.counter("workqueue_adds_total", { description: "Total number of adds handled by workqueue" })
-      yield* Metric.incrementBy(tagged(adds, { name: "q", controller: "c" }), 3)
-      yield* Metric.increment(tagged(adds, { name: "p", controller: "c" }))
+      yield* Metric.update(tagged(adds, { name: "q", controller: "c" }), 3)
+      yield* Metric.update(tagged(adds, { name: "p", controller: "c" }), 1)
       const total = Metric.counter("controller_runtime_reconcile_total", {
         description: "Total number of reconciliations per controller"
       })
-      yield* Metric.incrementBy(tagged(total, { controller: "c", result: "success" }), 2)
-      yield* Metric.increment(tagged(total, { controller: "c", result: "error" }))
+      yield* Metric.update(tagged(total, { controller: "c", result: "success" }), 2)
+      yield* Metric.update(tagged(total, { controller: "c", result: "error" }), 1)
 
       const text = yield* exposition("workqueue_adds_total", "controller_runtime_reconcile_total")
       assert.strictEqual(
@@ -120,9 +124,9 @@ describe("Prometheus", () => {
         name: "q",
         controller: "c"
       })
-      yield* Metric.set(depth, 5)
+      yield* Metric.update(depth, 5)
       assert.include(yield* Prometheus.snapshotText, "\nworkqueue_depth{name=\"q\",controller=\"c\"} 5\n")
-      yield* Metric.set(depth, 2)
+      yield* Metric.update(depth, 2)
       const text = yield* Prometheus.snapshotText
       assert.include(
         text,
@@ -137,16 +141,14 @@ describe("Prometheus", () => {
 
   it.effect("histograms: cumulative buckets ending with le=\"+Inf\", then _sum and _count", () =>
     Effect.gen(function*() {
-      const time = tagged(
-        Metric.histogram(
-          "controller_runtime_reconcile_time_seconds",
-          MetricBoundaries.fromIterable([0.1, 1, 10]),
-          "Length of time per reconciliation per controller"
-        ),
-        { controller: "c" }
-      )
+      const histogram = Metric.histogram("controller_runtime_reconcile_time_seconds", {
+        boundaries: Metric.boundariesFromIterable([0.1, 1, 10]),
+        description: "Length of time per reconciliation per controller"
+      })
+      const time = tagged(histogram, { controller: "c" })
       for (const seconds of [0.25, 0.5, 0.5, 20]) yield* Metric.update(time, seconds)
-      yield* Metric.update(tagged(time, { extra: "x" }), 0.0625)
+      // Both attributes at once: effect 4 puts the attributes of an outer `withAttributes` first.
+      yield* Metric.update(tagged(histogram, { controller: "c", extra: "x" }), 0.0625)
 
       const text = yield* exposition("controller_runtime_reconcile_time_seconds")
       assert.strictEqual(
@@ -174,12 +176,10 @@ describe("Prometheus", () => {
 
   it.effect("summaries: a sample per quantile, then _sum and _count", () =>
     Effect.gen(function*() {
-      const latency = Metric.summary({
-        name: "prometheus_test_summary",
+      const latency = Metric.summary("prometheus_test_summary", {
         description: "A summary",
         maxAge: "1 hour",
         maxSize: 100,
-        error: 0,
         quantiles: [0.5, 0.9]
       })
       for (const value of [2, 2, 2]) yield* Metric.update(latency, value)
@@ -222,7 +222,7 @@ describe("Prometheus", () => {
   it.effect("names are made valid; HELP and label values are escaped", () =>
     Effect.gen(function*() {
       const requests = Metric.counter("prometheus.test-requests", { description: "Line one\nback\\slash" })
-      yield* Metric.increment(tagged(requests, { "http.method": "a \"quoted\"\nvalue\\" }))
+      yield* Metric.update(tagged(requests, { "http.method": "a \"quoted\"\nvalue\\" }), 1)
       const text = yield* exposition("prometheus.test-requests")
       assert.strictEqual(
         text,
@@ -239,11 +239,13 @@ describe("Prometheus", () => {
   it.effect("one type per name: the first metric keeps it, one series per label set", () =>
     Effect.gen(function*() {
       const name = "prometheus_test_clash"
-      const text = yield* Prometheus.format([
-        MetricPair.unsafeMake(MetricKey.counter(name, { description: "first" }), MetricState.counter(1)),
-        MetricPair.unsafeMake(MetricKey.gauge(name), MetricState.gauge(7)),
-        MetricPair.unsafeMake(MetricKey.counter(name, { description: "second" }), MetricState.counter(2))
-      ])
+      const text = yield* Prometheus.format(
+        yield* snapshotOf(Effect.all([
+          Metric.update(Metric.counter(name, { description: "first" }), 1),
+          Metric.update(Metric.gauge(name), 7),
+          Metric.update(Metric.counter(name, { description: "second" }), 2)
+        ], { discard: true }))
+      )
       assert.strictEqual(
         text,
         "# HELP prometheus_test_clash first\n# TYPE prometheus_test_clash counter\nprometheus_test_clash 1\n"
@@ -252,10 +254,14 @@ describe("Prometheus", () => {
 
   it.effect("names of Object.prototype members are ordinary names", () =>
     Effect.gen(function*() {
-      const labels = [MetricLabel.make("__proto__", "p"), MetricLabel.make("constructor", "c")]
+      const attributes: Array<[string, string]> = [["__proto__", "p"], ["constructor", "c"]]
       const text = yield* Prometheus.format(
-        ["__proto__", "constructor", "toString"].map((name) =>
-          MetricPair.unsafeMake(MetricKey.taggedWithLabels(MetricKey.counter(name), labels), MetricState.counter(1))
+        yield* snapshotOf(
+          Effect.forEach(
+            ["__proto__", "constructor", "toString"],
+            (name) => Metric.update(Metric.counter(name, { attributes }), 1),
+            { discard: true }
+          )
         )
       )
       assert.deepStrictEqual(
@@ -267,50 +273,64 @@ describe("Prometheus", () => {
   it.effect.prop(
     "whatever names, descriptions, tags and values Effect metrics carry, the exposition parses back to them",
     [
-      fc.string({ unit: "binary", maxLength: 20 }),
-      fc.string({ unit: "binary", maxLength: 40 }),
-      fc.uniqueArray(fc.tuple(fc.stringMatching(/^[a-z_][a-z0-9_]{0,8}$/), fc.string({ unit: "binary" })), {
-        selector: ([name]) => name,
-        maxLength: 4
-      }),
-      fc.double()
+      string(20),
+      string(40),
+      // Unique by name (fast-check's `uniqueArray` with a selector): later duplicates are dropped.
+      Arbitrary.map(
+        Arbitrary.array(
+          Arbitrary.all([
+            Arbitrary.schema(Schema.String.check(Schema.isPattern(/^[a-z_][a-z0-9_]{0,8}$/))),
+            string(40)
+          ]),
+          { maxLength: 4 }
+        ),
+        (tags) => tags.filter(([name], i) => tags.findIndex(([other]) => other === name) === i)
+      ),
+      Schema.Number
     ],
     ([name, description, tags, value]) =>
       Effect.gen(function*() {
-      const key = MetricKey.taggedWithLabels(
-        MetricKey.gauge(name, { description }),
-        tags.map(([k, v]) => MetricLabel.make(k, v))
-      )
-      const text = yield* Prometheus.format([MetricPair.unsafeMake(key, MetricState.gauge(value))])
-      const samples = parse(text)
-      assert.strictEqual(samples.length, 1)
-      assert.deepStrictEqual(samples[0]!.labels, tags)
-      assert.isTrue(Object.is(samples[0]!.value, value === 0 ? 0 : value), `${samples[0]!.value} is ${value}`)
-    })
+        const gauge = Metric.gauge(name, { description, attributes: tags })
+        const text = yield* Prometheus.format(yield* snapshotOf(Metric.update(gauge, value)))
+        const samples = parse(text)
+        assert.strictEqual(samples.length, 1)
+        assert.deepStrictEqual(samples[0]!.labels, tags)
+        assert.isTrue(Object.is(samples[0]!.value, value === 0 ? 0 : value), `${samples[0]!.value} is ${value}`)
+      })
   )
 
   it.effect.prop(
     "histogram buckets never decrease with le, and le=\"+Inf\" equals _count",
     [
-      fc.uniqueArray(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 8 }),
-      fc.array(fc.double({ noNaN: true }), { maxLength: 50 })
+      Arbitrary.array(Arbitrary.schema(Schema.Finite.check(Schema.isBetween({ minimum: -1e6, maximum: 1e6 }))), {
+        minLength: 1,
+        maxLength: 8
+      }),
+      Arbitrary.array(Arbitrary.filter(Arbitrary.schema(Schema.Number), (n) => !Number.isNaN(n)), { maxLength: 50 })
     ],
     ([boundaries, observations]) =>
       Effect.gen(function*() {
-      const key = MetricKey.histogram("prometheus_test_histogram", MetricBoundaries.fromIterable(boundaries))
-      const hook = MetricHook.histogram(key)
-      for (const observation of observations) hook.update(observation)
-      const text = yield* Prometheus.format([MetricPair.unsafeMake(key, hook.get())])
-      const samples = parse(text)
-      const buckets = samples.filter((s) => s.name === "prometheus_test_histogram_bucket")
-      const les = buckets.map((s) => parseValue(s.labels.find(([k]) => k === "le")![1]))
-      assert.deepStrictEqual(les, [...les].sort((a, b) => a - b))
-      assert.strictEqual(les.at(-1), Infinity)
-      assert.strictEqual(new Set(les).size, les.length)
-      for (let i = 1; i < buckets.length; i++) assert.isAtMost(buckets[i - 1]!.value, buckets[i]!.value)
-      const count = samples.find((s) => s.name === "prometheus_test_histogram_count")!.value
-      assert.strictEqual(buckets.at(-1)!.value, count)
-      assert.strictEqual(count, observations.length)
-    })
+        // Deduplicated, with +Inf appended, as effect 3's `MetricBoundaries.fromIterable` did (effect 4's
+        // `Metric.boundariesFromIterable` also drops boundaries <= 0, which would narrow the property).
+        const histogram = Metric.histogram("prometheus_test_histogram", {
+          boundaries: [...new Set([...boundaries, Infinity])]
+        })
+        // Reading the histogram registers its series, also when there are no observations.
+        const record = Effect.andThen(
+          Metric.value(histogram),
+          Effect.forEach(observations, (observation) => Metric.update(histogram, observation), { discard: true })
+        )
+        const text = yield* Prometheus.format(yield* snapshotOf(record))
+        const samples = parse(text)
+        const buckets = samples.filter((s) => s.name === "prometheus_test_histogram_bucket")
+        const les = buckets.map((s) => parseValue(s.labels.find(([k]) => k === "le")![1]))
+        assert.deepStrictEqual(les, [...les].sort((a, b) => a - b))
+        assert.strictEqual(les.at(-1), Infinity)
+        assert.strictEqual(new Set(les).size, les.length)
+        for (let i = 1; i < buckets.length; i++) assert.isAtMost(buckets[i - 1]!.value, buckets[i]!.value)
+        const count = samples.find((s) => s.name === "prometheus_test_histogram_count")!.value
+        assert.strictEqual(buckets.at(-1)!.value, count)
+        assert.strictEqual(count, observations.length)
+      })
   )
 })

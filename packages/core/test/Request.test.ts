@@ -1,8 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Equal, FastCheck as fc, Hash } from "effect"
+import { Arbitrary, Equal, Hash, Schema } from "effect"
 import * as Request from "../src/Request.js"
 
-const segment = fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !s.includes("/"))
+const string = (maxLength: number, minLength = 0) =>
+  Arbitrary.schema(Schema.String.check(Schema.isMinLength(minLength), Schema.isMaxLength(maxLength)))
+const segment = Arbitrary.filter(string(12, 1), (s) => !s.includes("/"))
 
 describe("Request", () => {
   it("key is namespace/name, or the name alone when cluster-scoped", () => {
@@ -17,7 +19,7 @@ describe("Request", () => {
     assert.isTrue(Equal.equals(req, Request.make("node-1")))
   })
 
-  it("requests are Data values: equal and hashed by namespace and name", () => {
+  it("requests are plain values: equal and hashed by namespace and name", () => {
     const a = Request.make("web", "default")
     const b = Request.make("web", "default")
     assert.notStrictEqual(a, b)
@@ -47,7 +49,7 @@ describe("Request", () => {
 
   it.prop(
     "fromKey inverts key for namespaced requests (names may even contain '/')",
-    [segment, fc.string({ minLength: 1, maxLength: 12 })],
+    [segment, string(12, 1)],
     ([namespace, name]) => {
       const req = Request.make(name, namespace)
       assert.isTrue(Equal.equals(Request.fromKey(Request.key(req)), req))
@@ -61,7 +63,7 @@ describe("Request", () => {
 
   it.prop(
     "key inverts fromKey for every key not starting with '/'",
-    [fc.string({ maxLength: 20 }).filter((k) => !k.startsWith("/"))],
+    [Arbitrary.filter(string(20), (k) => !k.startsWith("/"))],
     ([k]) => {
       assert.strictEqual(Request.key(Request.fromKey(k)), k)
     }

@@ -1,19 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import {
-  Chunk,
-  Data,
-  Deferred,
-  Effect,
-  Exit,
-  Fiber,
-  Option,
-  pipe,
-  PubSub,
-  Queue,
-  Ref,
-  Stream,
-  TestClock
-} from "effect"
+import { Data, Deferred, Effect, Exit, Fiber, Option, pipe, PubSub, Queue, Ref, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import * as Event from "../src/Event.js"
 import * as Handler from "../src/Handler.js"
 import type { HasMetadata } from "../src/ObjectMeta.js"
@@ -26,7 +13,7 @@ const names = (events: Iterable<Event.Event<HasMetadata>>) =>
   Array.from(events, (e) => `${e._tag}:${e.object.metadata?.name}`)
 
 /** Lets forked fibers run until they block (e.g. subscribe to a PubSub). */
-const settle = Effect.repeatN(Effect.yieldNow(), 20)
+const settle = Effect.repeat(Effect.yieldNow, { times: 20 })
 
 describe("Source.fromStream", () => {
   it.effect("delivers the stream's events and is synced at once by default", () =>
@@ -41,9 +28,9 @@ describe("Source.fromStream", () => {
     Effect.gen(function*() {
       const initialListed = yield* Deferred.make<void>()
       const source = Source.fromStream("watch", Stream.never, { synced: Deferred.await(initialListed) })
-      const waiting = yield* Effect.fork(source.synced)
+      const waiting = yield* Effect.forkChild(source.synced)
       yield* settle
-      assert.isTrue(Option.isNone(yield* Fiber.poll(waiting)))
+      assert.isTrue(Option.isNone(Option.fromUndefinedOr(waiting.pollUnsafe()))) // effect 4: no Fiber.poll
       yield* Deferred.succeed(initialListed, void 0)
       yield* Fiber.join(waiting)
     }))
@@ -65,7 +52,7 @@ describe("Source.fromQueue / Source.channel", () => {
       const source = Source.fromQueue("hooks", queue)
       const got = yield* Stream.runCollect(Stream.take(source.events, 2))
       assert.deepStrictEqual(names(got), ["Generic:a", "Generic:b"])
-      const rest = yield* Effect.fork(Stream.runCollect(source.events))
+      const rest = yield* Effect.forkChild(Stream.runCollect(source.events))
       yield* settle
       yield* Queue.shutdown(queue)
       assert.deepStrictEqual(names(yield* Fiber.join(rest)), [])
@@ -77,7 +64,7 @@ describe("Source.fromQueue / Source.channel", () => {
       assert.strictEqual(ch.source.name, "webhooks")
       yield* ch.source.synced
       assert.isTrue(yield* ch.offer(Event.generic(obj("early"))))
-      const consumer = yield* Effect.fork(Stream.runCollect(ch.source.events))
+      const consumer = yield* Effect.forkChild(Stream.runCollect(ch.source.events))
       yield* settle
       assert.isTrue(yield* ch.offer(Event.update(obj("x", 1), obj("x", 2))))
       yield* settle
@@ -93,8 +80,8 @@ describe("Source.fromPubSub", () => {
       const pubsub = yield* PubSub.unbounded<Event.Event<HasMetadata>>()
       const source = Source.fromPubSub("bus", pubsub)
       yield* PubSub.publish(pubsub, Event.generic(obj("before")))
-      const r1 = yield* Effect.fork(Stream.runCollect(Stream.take(source.events, 2)))
-      const r2 = yield* Effect.fork(Stream.runCollect(Stream.take(source.events, 2)))
+      const r1 = yield* Effect.forkChild(Stream.runCollect(Stream.take(source.events, 2)))
+      const r2 = yield* Effect.forkChild(Stream.runCollect(Stream.take(source.events, 2)))
       yield* settle
       yield* PubSub.publishAll(pubsub, [Event.generic(obj("a")), Event.generic(obj("b"))])
       assert.deepStrictEqual(names(yield* Fiber.join(r1)), ["Generic:a", "Generic:b"])
@@ -104,7 +91,7 @@ describe("Source.fromPubSub", () => {
   it.effect("the stream ends when the PubSub shuts down", () =>
     Effect.gen(function*() {
       const pubsub = yield* PubSub.unbounded<Event.Event<HasMetadata>>()
-      const run = yield* Effect.fork(Stream.runCollect(Source.fromPubSub("bus", pubsub).events))
+      const run = yield* Effect.forkChild(Stream.runCollect(Source.fromPubSub("bus", pubsub).events))
       yield* settle
       yield* PubSub.publish(pubsub, Event.generic(obj("a")))
       yield* settle
@@ -123,7 +110,7 @@ describe("Source.periodic", () => {
       const source = Source.periodic("resync", "10 seconds", list)
       yield* source.synced
       const seen = yield* Ref.make<ReadonlyArray<string>>([])
-      yield* Effect.fork(Stream.runForEach(source.events, (e) => Ref.update(seen, (s) => [...s, ...names([e])])))
+      yield* Effect.forkChild(Stream.runForEach(source.events, (e) => Ref.update(seen, (s) => [...s, ...names([e])])))
       yield* settle
       assert.deepStrictEqual(yield* Ref.get(seen), ["Generic:a1", "Generic:b1"])
       yield* TestClock.adjust("9 seconds")
@@ -141,7 +128,7 @@ describe("Source.periodic", () => {
       const source = Source.periodic("resync", "1 minute", Effect.as(Ref.update(calls, (n) => n + 1), [obj("a")]), {
         immediate: false
       })
-      const fiber = yield* Effect.fork(Stream.runCollect(Stream.take(source.events, 2)))
+      const fiber = yield* Effect.forkChild(Stream.runCollect(Stream.take(source.events, 2)))
       yield* settle
       assert.strictEqual(yield* Ref.get(calls), 0)
       yield* TestClock.adjust("1 minute")
@@ -190,7 +177,7 @@ describe("Source.filter / Source.withPredicates", () => {
       )
       assert.deepStrictEqual(names(yield* Stream.runCollect(filtered.events)), ["Create:a", "Update:b", "Delete:c"])
       const none = pipe(source, Source.withPredicates())
-      assert.strictEqual(Chunk.size(yield* Stream.runCollect(none.events)), events.length)
+      assert.strictEqual((yield* Stream.runCollect(none.events)).length, events.length)
     }))
 
   it.effect("a source works alone, outside a controller: source → predicates → handler → requests", () =>
@@ -201,11 +188,11 @@ describe("Source.filter / Source.withPredicates", () => {
       yield* ch.offer(Event.delete(obj("db")))
       const requests = yield* pipe(ch.source, Source.withPredicates(Predicates.generationChanged)).events.pipe(
         Stream.mapEffect(Handler.forObject),
-        Stream.flattenIterables,
+        Stream.flattenIterable,
         Stream.map(Request.key),
         Stream.take(2),
         Stream.runCollect
       )
-      assert.deepStrictEqual(Chunk.toReadonlyArray(requests), ["ns/web", "ns/db"])
+      assert.deepStrictEqual(requests, ["ns/web", "ns/db"])
     }))
 })

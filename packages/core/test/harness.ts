@@ -2,7 +2,8 @@
  * A small harness for controller tests: a channel source of plain objects, a
  * recording reconcile, and helpers to drive virtual time.
  */
-import { Duration, Effect, Metric, TestClock } from "effect"
+import { Duration, Effect, Metric } from "effect"
+import { TestClock } from "effect/testing"
 import * as Controller from "../src/Controller.js"
 import * as ControllerMetrics from "../src/ControllerMetrics.js"
 import * as Event from "../src/Event.js"
@@ -25,7 +26,7 @@ export const uniqueName = (prefix: string) => `${prefix}-${++counter}`
 export const settle = TestClock.adjust(0)
 
 /** Moves virtual time forward, letting every woken fiber run. */
-export const advance = (millis: number) => Effect.zipRight(TestClock.adjust(Duration.millis(millis)), settle)
+export const advance = (millis: number) => Effect.andThen(TestClock.adjust(Duration.millis(millis)), settle)
 
 /** Starts a controller watching a channel of `Obj`s in the current scope. */
 export const start = <R>(
@@ -41,18 +42,18 @@ export const start = <R>(
       reconcile,
       options
     })
-    const send = (n: string) => Effect.zipRight(channel.offer(Event.create(obj(n))), settle)
+    const send = (n: string) => Effect.andThen(channel.offer(Event.create(obj(n))), settle)
     return { controller, channel, send, name }
   })
 
 /** Reads a counter of `controller_runtime_*` for `controller`. */
 export const counterValue = (
   controller: string,
-  pick: (metrics: ControllerMetrics.ControllerMetrics) => Metric.Metric.Counter<number>
+  pick: (metrics: ControllerMetrics.ControllerMetrics) => Metric.Counter<number>
 ) => Effect.map(Metric.value(pick(ControllerMetrics.forController(controller))), (state) => state.count)
 
 /** Reads a gauge of `controller_runtime_*` for `controller`. */
 export const gaugeValue = (
   controller: string,
-  pick: (metrics: ControllerMetrics.ControllerMetrics) => Metric.Metric.Gauge<number>
+  pick: (metrics: ControllerMetrics.ControllerMetrics) => Metric.Gauge<number>
 ) => Effect.map(Metric.value(pick(ControllerMetrics.forController(controller))), (state) => state.value)

@@ -1,15 +1,16 @@
+import { PriorityWorkqueue, RateLimiter, Workqueue } from "@reconcile/workqueue"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { PriorityWorkqueue, RateLimiter, Workqueue } from "@reconcile/workqueue"
+import * as Tracer from "effect/Tracer"
 import type * as Controller from "../Controller.js"
 import { CacheSyncTimeout, SourceFailed } from "../Controller.js"
 import type { Handler } from "../Handler.js"
@@ -55,11 +56,13 @@ export const make = <E, R, RW>(
     const name = config.name
     const options = config.options ?? {}
     const workers = Math.max(1, Math.floor(options.maxConcurrentReconciles ?? defaults.maxConcurrentReconciles))
-    const cacheSyncTimeout = Duration.decode(options.cacheSyncTimeout ?? defaults.cacheSyncTimeout)
-    const gracefulShutdownTimeout = Duration.decode(options.gracefulShutdownTimeout ?? defaults.gracefulShutdownTimeout)
+    const cacheSyncTimeout = Duration.fromInputUnsafe(options.cacheSyncTimeout ?? defaults.cacheSyncTimeout)
+    const gracefulShutdownTimeout = Duration.fromInputUnsafe(
+      options.gracefulShutdownTimeout ?? defaults.gracefulShutdownTimeout
+    )
     const reconcileTimeout = options.reconcileTimeout === undefined
       ? undefined
-      : Duration.decode(options.reconcileTimeout)
+      : Duration.fromInputUnsafe(options.reconcileTimeout)
     const recoverPanics = options.recoverPanics ?? true
     const ignoreOutOfBand = options.outOfBandFailures === "ignore"
     const priority = options.queue === "priority"
@@ -71,21 +74,48 @@ export const make = <E, R, RW>(
       ? PriorityWorkqueue.make
       : Workqueue.make
     const election = Option.getOrElse(yield* Effect.serviceOption(LeaderElection), () => alwaysLeader)
+    // Metrics are updated synchronously against this context: its `MetricRegistry` holds the series.
+    const context = yield* Effect.context<never>()
     const m = metrics.make(name)
-    metrics.initialize(m, workers)
+    metrics.initialize(m, workers, context)
+    // effect 4's default tracer is the in-memory native tracer, whose spans nothing can observe: a reconcile runs in a
+    // span only when a real tracer is installed (and tracing is enabled), so tracing costs nothing unless it is used.
+    const tracer = yield* Effect.tracer
+    const traced = tracer !== Tracer.nativeTracer && (yield* References.TracerEnabled)
 
     const outer = yield* Effect.scope
-    const queue = yield* makeQueue({ name, controller: name, rateLimiter: limiter })
-    const failure = yield* Deferred.make<never, Controller.ControllerError<E>>()
-    const sourcesScope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-    const workersScope = yield* Scope.fork(outer, ExecutionStrategy.parallel)
+    // The queue, the sources and the workers live in scopes of their own, closed in order by the shutdown finalizer
+    // (registered before any source or worker starts), whatever the finalizer strategy of the caller's scope.
+    const queueScope = yield* Scope.make()
+    const sourcesScope = yield* Scope.make("sequential")
+    const workersScope = yield* Scope.make("parallel")
     const syncedSources = new Set<string>()
-    const workerFibers: Array<Fiber.RuntimeFiber<void>> = []
+    const workerFibers: Array<Fiber.Fiber<void>> = []
     /** When a scheduled rate-limited retry of a key fires (ms), for `outOfBandFailures: "ignore"`. */
     const retryAt = new Map<string, number>()
     let stopping = false
     let started = false
     let active = 0
+
+    const queue = yield* Scope.provide(makeQueue({ name, controller: name, rateLimiter: limiter }), queueScope)
+    const failure = yield* Deferred.make<never, Controller.ControllerError<E>>()
+
+    // --- shutdown: stop sources, drain in-flight reconciles within the grace period, then interrupt.
+    yield* Scope.addFinalizer(
+      outer,
+      Effect.gen(function*() {
+        stopping = true
+        yield* Scope.close(sourcesScope, Exit.void)
+        yield* queue.shutdown
+        const drained = yield* Fiber.awaitAll(workerFibers).pipe(
+          Effect.timeoutOption(gracefulShutdownTimeout),
+          Effect.map(Option.isSome)
+        )
+        if (!drained) yield* Effect.logWarning("graceful shutdown timed out; interrupting reconciles")
+        yield* Scope.close(workersScope, Exit.void)
+        yield* Scope.close(queueScope, Exit.void)
+      }).pipe(Effect.annotateLogs({ controller: name }))
+    )
 
     const enqueue = (requests: ReadonlyArray<Request.Request>) =>
       Effect.forEach(requests, (request) => queue.add(Request.key(request)), { discard: true })
@@ -93,10 +123,11 @@ export const make = <E, R, RW>(
     // --- sources ------------------------------------------------------------
     for (const w of config.watches) {
       yield* w.run(enqueue).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.void : Option.match(Cause.failureOption(cause), {
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause) ? Effect.void : Option.match(Cause.findErrorOption(cause), {
             onNone: () => Deferred.failCause(failure, cause as Cause.Cause<never>),
-            onSome: (error) => Deferred.fail(failure, new SourceFailed({ controller: name, source: w.name, cause: error }))
+            onSome: (error) =>
+              Deferred.fail(failure, new SourceFailed({ controller: name, source: w.name, cause: error }))
           })
         ),
         Effect.forkIn(sourcesScope)
@@ -131,29 +162,34 @@ export const make = <E, R, RW>(
         config.reconcile(request)
       )
       if (reconcileTimeout !== undefined) {
-        run = Effect.timeoutFail(run, { duration: reconcileTimeout, onTimeout: () => new ReconcileTimeout() })
+        run = Effect.timeoutOrElse(run, {
+          duration: reconcileTimeout,
+          orElse: () => Effect.fail(new ReconcileTimeout())
+        })
+      }
+      if (traced) {
+        // No stack trace per span: capturing one costs more than a no-op reconcile.
+        run = Effect.withSpan(run, "reconcile", { attributes: annotations, captureStackTrace: false })
       }
       return Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
-        m.activeWorkers.unsafeUpdate(++active, [])
+        m.activeWorkers.updateUnsafe(++active, context)
         const exit = yield* run.pipe(
-          // No stack trace per span: capturing one costs more than a no-op reconcile.
-          Effect.withSpan("reconcile", { attributes: annotations, captureStackTrace: false }),
           Effect.exit,
-          Effect.ensuring(Effect.sync(() => m.activeWorkers.unsafeUpdate(--active, [])))
+          Effect.ensuring(Effect.sync(() => m.activeWorkers.updateUnsafe(--active, context)))
         )
-        m.reconcileTime.unsafeUpdate(((yield* Clock.currentTimeMillis) - startedAt) / 1000, [])
+        m.reconcileTime.updateUnsafe(((yield* Clock.currentTimeMillis) - startedAt) / 1000, context)
         yield* decide(key, exit)
       }).pipe(Effect.annotateLogs(annotations))
     }
 
     const retryable = (key: string, message: string, cause: unknown) =>
-      Effect.zipRight(
+      Effect.andThen(
         Effect.sync(() => {
-          m.errors.unsafeUpdate(1, [])
-          m.total.error.unsafeUpdate(1, [])
+          m.errors.updateUnsafe(1, context)
+          m.total.error.updateUnsafe(1, context)
         }),
-        Effect.zipRight(Effect.logError(message, cause), requeueRateLimited(key))
+        Effect.andThen(Effect.logError(message, cause), requeueRateLimited(key))
       )
 
     const decide = (
@@ -161,38 +197,38 @@ export const make = <E, R, RW>(
       exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>
     ): Effect.Effect<void> => {
       if (Exit.isSuccess(exit)) {
-        m.total.success.unsafeUpdate(1, [])
+        m.total.success.updateUnsafe(1, context)
         return forget(key)
       }
       const cause = exit.cause
-      const failed = Cause.failureOption(cause)
+      const failed = Cause.findErrorOption(cause)
       if (Option.isSome(failed)) {
         const error = failed.value
         switch (error._tag) {
           case "RequeueAfter":
-            m.total.requeue_after.unsafeUpdate(1, [])
-            return Effect.zipRight(forget(key), queue.addAfter(key, error.after))
+            m.total.requeue_after.updateUnsafe(1, context)
+            return Effect.andThen(forget(key), queue.addAfter(key, error.after))
           case "Retryable":
             return retryable(key, "Reconciler error", error)
           case "ReconcileTimeout":
-            m.timeouts.unsafeUpdate(1, [])
+            m.timeouts.updateUnsafe(1, context)
             return retryable(key, "Reconcile timed out", `reconcileTimeout ${Duration.format(reconcileTimeout!)}`)
           case "Terminal":
-            m.terminalErrors.unsafeUpdate(1, [])
-            m.errors.unsafeUpdate(1, [])
-            m.total.error.unsafeUpdate(1, [])
+            m.terminalErrors.updateUnsafe(1, context)
+            m.errors.updateUnsafe(1, context)
+            m.total.error.updateUnsafe(1, context)
             retryAt.delete(key)
             return Effect.logError("Terminal reconciler error: no retry until the next change", error)
         }
       }
-      if (Cause.isInterruptedOnly(cause)) return Effect.void
+      if (Cause.hasInterruptsOnly(cause)) return Effect.void
       // A defect: a throw or Effect.die inside the reconcile.
-      m.panics.unsafeUpdate(1, [])
+      m.panics.updateUnsafe(1, context)
       if (!recoverPanics) {
-        m.total.error.unsafeUpdate(1, [])
-        return Effect.zipRight(
+        m.total.error.updateUnsafe(1, context)
+        return Effect.andThen(
           Effect.logError("Observed a panic in reconciler", cause),
-          Deferred.failCause(failure, Cause.stripFailures(cause))
+          Deferred.failCause(failure, Cause.fromReasons(cause.reasons.filter((reason) => !Cause.isFailReason(reason))))
         )
       }
       return retryable(key, "Observed a panic in reconciler", Cause.pretty(cause))
@@ -215,14 +251,16 @@ export const make = <E, R, RW>(
         Effect.tap(w.synced, () => Effect.sync(() => syncedSources.add(w.name)))
       )
       yield* Effect.all(pending, { concurrency: "unbounded", discard: true }).pipe(
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: cacheSyncTimeout,
-          onTimeout: () =>
-            new CacheSyncTimeout({
-              controller: name,
-              sources: config.watches.map((w) => w.name).filter((n) => !syncedSources.has(n)),
-              timeout: cacheSyncTimeout
-            })
+          orElse: () =>
+            Effect.fail(
+              new CacheSyncTimeout({
+                controller: name,
+                sources: config.watches.map((w) => w.name).filter((n) => !syncedSources.has(n)),
+                timeout: cacheSyncTimeout
+              })
+            )
         })
       )
       yield* Effect.logDebug("sources synced")
@@ -232,7 +270,7 @@ export const make = <E, R, RW>(
       started = true
       yield* Effect.logInfo("Starting workers").pipe(Effect.annotateLogs("worker count", workers))
     }).pipe(
-      Effect.catchAll((error) => Deferred.fail(failure, error)),
+      Effect.catch((error) => Deferred.fail(failure, error)),
       Effect.annotateLogs({ controller: name })
     )
     yield* Effect.forkIn(startWorkers, workersScope)
@@ -240,31 +278,15 @@ export const make = <E, R, RW>(
     // Leadership lost: stop the workers and fail.
     yield* election.awaitLoss.pipe(
       Effect.flatMap((lost) =>
-        Effect.zipRight(
+        Effect.andThen(
           Effect.suspend(() => {
             stopping = true
-            return Effect.zipRight(queue.shutdown, Fiber.interruptAll(workerFibers))
+            return Effect.andThen(queue.shutdown, Fiber.interruptAll(workerFibers))
           }),
           Deferred.fail(failure, lost)
         )
       ),
       Effect.forkIn(sourcesScope)
-    )
-
-    // --- shutdown: stop sources, drain in-flight reconciles within the grace period, then interrupt.
-    yield* Scope.addFinalizer(
-      outer,
-      Effect.gen(function*() {
-        stopping = true
-        yield* Scope.close(sourcesScope, Exit.void)
-        yield* queue.shutdown
-        const drained = yield* Fiber.awaitAll(workerFibers).pipe(
-          Effect.timeoutOption(gracefulShutdownTimeout),
-          Effect.map(Option.isSome)
-        )
-        if (!drained) yield* Effect.logWarning("graceful shutdown timed out; interrupting reconciles")
-        yield* Scope.close(workersScope, Exit.void)
-      }).pipe(Effect.annotateLogs({ controller: name }))
     )
 
     const controller: Controller.Controller<E> = {

@@ -1,8 +1,10 @@
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
+import { constTrue } from "effect/Function"
+import * as HttpMiddleware from "effect/http/HttpMiddleware"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as NetAddress from "effect/net/NetAddress"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as HealthServer from "../HealthServer.js"
@@ -18,13 +20,15 @@ const metrics = Effect.map(
   (text) => HttpServerResponse.text(text, { contentType: Prometheus.contentType })
 )
 
-const router = (options: HealthServer.Options) => {
-  const probes = HttpRouter.empty.pipe(
-    HttpRouter.get("/healthz", probe(options.healthy ?? Effect.succeed(true), 500, "not healthy")),
-    HttpRouter.get("/readyz", probe(options.ready, 503, "not ready"))
-  )
-  return options.metrics === false ? probes : HttpRouter.get(probes, "/metrics", metrics)
-}
+/** The routes; any other request is answered `404` by the router. */
+const router = (options: HealthServer.Options) =>
+  Effect.gen(function*() {
+    const router = yield* HttpRouter.make
+    yield* router.add("GET", "/healthz", probe(options.healthy ?? Effect.succeed(true), 500, "not healthy"))
+    yield* router.add("GET", "/readyz", probe(options.ready, 503, "not ready"))
+    if (options.metrics !== false) yield* router.add("GET", "/metrics", metrics)
+    return router.asHttpEffect()
+  })
 
 const messageOf = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
 
@@ -41,8 +45,13 @@ export const serve = (
     const server = yield* NodeHttpServer.make(() => Http.createServer(), { host, port }).pipe(
       Effect.mapError((error) => new HealthServerError({ host, port, reason: messageOf(error.cause), cause: error }))
     )
-    yield* server.serve(router(options)).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() => true))
+    // Request fibers inherit this context: probes and scrapes get no server span, whatever tracer is installed.
+    yield* server.serve(yield* router(options)).pipe(
+      Effect.provideService(HttpMiddleware.TracerDisabledWhen, constTrue)
+    )
     const address = server.address
-    // A TCP listen always has a TcpAddress; the fallback only satisfies the type.
-    return address._tag === "TcpAddress" ? { host: address.hostname, port: address.port } : { host, port }
+    // A TCP listen always has an internet address; the fallback only satisfies the type.
+    return NetAddress.isInetAddress(address)
+      ? { host: NetAddress.formatHost(address), port: address.port }
+      : { host, port }
   })

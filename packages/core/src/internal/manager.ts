@@ -14,7 +14,7 @@ export const make = (
     const runnables = new Set<Manager.Runnable>()
     const failure = yield* Deferred.make<never, ManagerError>()
     const ready = Effect.suspend(() =>
-      Effect.reduce(runnables, true, (ok, runnable) => (ok ? runnable.ready : Effect.succeed(false)))
+      Effect.reduce(runnables, () => true, (ok: boolean, runnable) => (ok ? runnable.ready : Effect.succeed(false)))
     )
     const host = options.host ?? "127.0.0.1"
     const { healthPort, metricsPort } = options
@@ -36,8 +36,8 @@ export const make = (
           runnables.add(runnable)
           yield* Effect.addFinalizer(() => Effect.sync(() => runnables.delete(runnable)))
           yield* runnable.await.pipe(
-            Effect.catchAll((cause) => Deferred.fail(failure, new ManagerError({ runnable: runnable.name, cause }))),
-            Effect.catchAllDefect((defect) =>
+            Effect.catch((cause) => Deferred.fail(failure, new ManagerError({ runnable: runnable.name, cause }))),
+            Effect.catchDefect((defect) =>
               Deferred.fail(failure, new ManagerError({ runnable: runnable.name, cause: defect }))
             ),
             Effect.forkScoped
@@ -53,7 +53,7 @@ export const make = (
 
 /** @internal */
 export const layer = (options?: Manager.Options): Layer.Layer<Manager, HealthServer.HealthServerError> =>
-  Layer.scoped(Manager, make(options))
+  Layer.effect(Manager, make(options))
 
 /** @internal */
 export const launch = <E, R>(app: Layer.Layer<Manager, E, R>): Effect.Effect<never, E | ManagerError, R> =>

@@ -1,8 +1,5 @@
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import type * as MetricPair from "effect/MetricPair"
-import * as MetricState from "effect/MetricState"
-import * as Option from "effect/Option"
 import * as PromClient from "prom-client"
 
 /** @internal */
@@ -64,9 +61,11 @@ export const sanitizeLabelName = (name: string): string => {
   return replaced === "" || /^[0-9]/.test(replaced) ? `_${replaced}` : replaced
 }
 
-// `Object.fromEntries` defines properties, so a tag named `__proto__` is a label, not a prototype.
-const labelsOf = (pair: MetricPair.MetricPair.Untyped): Labels =>
-  Object.fromEntries(new Map(pair.metricKey.tags.map((tag) => [sanitizeLabelName(tag.key), tag.value])))
+// `Object.fromEntries` defines properties, so an attribute named `__proto__` is a label, not a prototype.
+const labelsOf = (snapshot: Metric.Metric.Snapshot): Labels =>
+  Object.fromEntries(
+    new Map(Object.entries(snapshot.attributes ?? {}).map(([key, value]) => [sanitizeLabelName(key), value]))
+  )
 
 /** Label sets are compared by content: Effect keys tags by order, Prometheus by name. */
 const makeSeries = (labels: Labels, samples: ReadonlyArray<Sample>): Series => {
@@ -85,70 +84,69 @@ const compareSeries = (a: Series, b: Series): number => {
   return a.key.length - b.key.length
 }
 
-/** The Prometheus type and samples of one Effect metric, or `undefined` for an unknown state. */
+/** The Prometheus type and samples of one Effect metric. */
 const toSeries = (
   name: string,
   labels: Labels,
-  state: MetricState.MetricState.Untyped
-): { readonly type: PromType; readonly series: ReadonlyArray<Series> } | undefined => {
+  snapshot: Metric.Metric.Snapshot
+): { readonly type: PromType; readonly series: ReadonlyArray<Series> } => {
   const single = (samples: ReadonlyArray<Sample>): ReadonlyArray<Series> => [makeSeries(labels, samples)]
-  if (MetricState.isCounterState(state)) {
-    return { type: "counter", series: single([{ value: Number(state.count), labels }]) }
-  }
-  if (MetricState.isGaugeState(state)) {
-    return { type: "gauge", series: single([{ value: Number(state.value), labels }]) }
-  }
-  if (MetricState.isHistogramState(state)) {
-    const buckets: Array<Sample> = []
-    for (const [bound, count] of state.buckets) {
-      // Effect's boundaries end with +Inf; it is emitted below from the total count.
-      if (Number.isFinite(bound)) {
-        buckets.push({ value: count, labels: { ...labels, le: String(bound) }, metricName: `${name}_bucket` })
+  switch (snapshot.type) {
+    case "Counter":
+      return { type: "counter", series: single([{ value: Number(snapshot.state.count), labels }]) }
+    case "Gauge":
+      return { type: "gauge", series: single([{ value: Number(snapshot.state.value), labels }]) }
+    case "Histogram": {
+      const state = snapshot.state
+      const buckets: Array<Sample> = []
+      for (const [bound, count] of state.buckets) {
+        // Boundaries made by `Metric.boundariesFromIterable` end with +Inf; it is emitted below from the total count.
+        if (Number.isFinite(bound)) {
+          buckets.push({ value: count, labels: { ...labels, le: String(bound) }, metricName: `${name}_bucket` })
+        }
+      }
+      return {
+        type: "histogram",
+        series: single([
+          ...buckets,
+          { value: state.count, labels: { ...labels, le: "+Inf" }, metricName: `${name}_bucket` },
+          { value: state.sum, labels, metricName: `${name}_sum` },
+          { value: state.count, labels, metricName: `${name}_count` }
+        ])
       }
     }
-    return {
-      type: "histogram",
-      series: single([
-        ...buckets,
-        { value: state.count, labels: { ...labels, le: "+Inf" }, metricName: `${name}_bucket` },
-        { value: state.sum, labels, metricName: `${name}_sum` },
-        { value: state.count, labels, metricName: `${name}_count` }
-      ])
+    case "Summary": {
+      const state = snapshot.state
+      return {
+        type: "summary",
+        series: single([
+          ...state.quantiles.map(([quantile, value]): Sample => ({
+            value: value ?? NaN,
+            labels: { ...labels, quantile: String(quantile) }
+          })),
+          { value: state.sum, labels, metricName: `${name}_sum` },
+          { value: state.count, labels, metricName: `${name}_count` }
+        ])
+      }
     }
+    case "Frequency":
+      return {
+        type: "counter",
+        series: Array.from(snapshot.state.occurrences, ([occurrence, count]) => {
+          const withKey = { ...labels, [frequencyLabel]: occurrence }
+          return makeSeries(withKey, [{ value: count, labels: withKey }])
+        })
+      }
   }
-  if (MetricState.isSummaryState(state)) {
-    return {
-      type: "summary",
-      series: single([
-        ...state.quantiles.map(([quantile, value]): Sample => ({
-          value: Option.getOrElse(value, () => NaN),
-          labels: { ...labels, quantile: String(quantile) }
-        })),
-        { value: state.sum, labels, metricName: `${name}_sum` },
-        { value: state.count, labels, metricName: `${name}_count` }
-      ])
-    }
-  }
-  if (MetricState.isFrequencyState(state)) {
-    return {
-      type: "counter",
-      series: Array.from(state.occurrences, ([occurrence, count]) => {
-        const withKey = { ...labels, [frequencyLabel]: occurrence }
-        return makeSeries(withKey, [{ value: count, labels: withKey }])
-      })
-    }
-  }
-  return undefined
 }
 
 /** Groups Effect metrics by Prometheus name: one family per name, one series per label set. */
-const toFamilies = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): ReadonlyArray<Family> => {
+const toFamilies = (snapshots: ReadonlyArray<Metric.Metric.Snapshot>): ReadonlyArray<Family> => {
   const families = new Map<string, Family>()
-  for (const pair of pairs) {
-    const name = sanitizeMetricName(pair.metricKey.name)
-    const converted = toSeries(name, labelsOf(pair), pair.metricState)
-    if (converted === undefined) continue
-    const help = Option.getOrElse(pair.metricKey.description, () => "")
+  for (const snapshot of snapshots) {
+    const name = sanitizeMetricName(snapshot.id)
+    const converted = toSeries(name, labelsOf(snapshot), snapshot)
+    const help = snapshot.description ?? ""
     let family = families.get(name)
     if (family === undefined) {
       family = { name, type: converted.type, help, series: new Map() }
@@ -176,10 +174,10 @@ const toCollector = (family: Family, index: number): Collector => {
 }
 
 /** @internal */
-export const format = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): Effect.Effect<string> =>
+export const format = (snapshots: ReadonlyArray<Metric.Metric.Snapshot>): Effect.Effect<string> =>
   Effect.promise(() => {
     const registry = new PromClient.Registry()
-    toFamilies(pairs).forEach((family, index) => {
+    toFamilies(snapshots).forEach((family, index) => {
       // prom-client types `registerMetric` with its own metric classes; at run time the registry only reads
       // `name` and calls `get()` (lib/registry.js), which is what a Collector provides. The registry keeps
       // metrics in a plain object, so a family named `constructor` or `__proto__` cannot be its key: the key

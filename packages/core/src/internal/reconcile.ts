@@ -18,10 +18,9 @@ const messageOf = (cause: unknown): string | undefined => {
 }
 
 /** @internal */
-export const clampDuration = (input: Duration.DurationInput): Duration.Duration => {
-  const decoded = Duration.decodeUnknown(input)
+export const clampDuration = (input: Duration.Input): Duration.Duration => {
+  const decoded = Duration.fromInput(input)
   if (decoded._tag === "None") return Duration.zero
-  // Duration already maps negative and NaN inputs to zero; keep the guard explicit.
-  return Duration.lessThan(decoded.value, Duration.zero) ? Duration.zero : decoded.value
+  // effect 4 durations can be negative (effect 3 clamped them to zero): clamp here. NaN already decodes to zero.
+  return Duration.isLessThan(decoded.value, Duration.zero) ? Duration.zero : decoded.value
 }
-

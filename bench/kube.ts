@@ -23,7 +23,7 @@
  * BENCH_SYNC_SMALL (10000), BENCH_SYNC_LARGE (100000), BENCH_WATCH_EVENTS (50000).
  */
 import * as k8s from "@kubernetes/client-node"
-import { Deferred, Effect, Layer, ManagedRuntime, Runtime, Stream } from "effect"
+import { Deferred, Effect, Layer, ManagedRuntime, Stream } from "effect"
 import * as fs from "node:fs"
 import * as https from "node:https"
 import * as os from "node:os"
@@ -83,7 +83,7 @@ const sampleName = configMap("", 0).metadata.name
 const serve = Effect.gen(function*() {
   const server = yield* TestApiServer.TestApiServer
   const cluster = yield* TestCluster.TestCluster
-  const run = Runtime.runPromise(yield* Effect.runtime<never>())
+  const run = Effect.runPromiseWith(yield* Effect.context<never>())
   const ok = <A, E>(effect: Effect.Effect<A, E>) => Effect.orDie(effect)
   const handle = (command: Command): Effect.Effect<unknown> => {
     switch (command.op) {
@@ -191,10 +191,9 @@ const perObject = (before: number, after: number, released: number, n: number) =
 const startServer = () =>
   new Promise<{ readonly ready: Ready; readonly call: (command: Command) => Promise<any>; readonly stop: () => void }>(
     (resolve, reject) => {
-      const code = `import("tsx/esm/api").then((api) => { api.register(); return import(${
-        JSON.stringify(import.meta.url)
-      }) })`
-      const worker = new Worker(code, { eval: true, execArgv: ["--conditions=@reconcile/source"] })
+      // This file again, through tsx. (Not an `eval` worker: its global `__filename` of "[worker eval]" breaks
+      // @effect/platform-node's `createRequire(__filename ?? import.meta.url)`.)
+      const worker = new Worker(new URL(import.meta.url), { execArgv: ["--import", "tsx"] })
       const pending = new Map<number, { resolve: (a: unknown) => void; reject: (e: unknown) => void }>()
       let next = 0
       worker.on("error", reject)

@@ -5,7 +5,7 @@ import { Cache, Kube, KubeClient, Resource } from "@reconcile/kube"
 import { TestApiServer } from "@reconcile/testkit"
 import * as Rollout from "../src/rollout.js"
 
-const env = Layer.unwrapEffect(Effect.map(TestApiServer.TestApiServer, (server) =>
+const env = Layer.unwrap(Effect.map(TestApiServer.TestApiServer, (server) =>
   Cache.layer({ informer: { watcher: { initialBackoff: "10 millis", maxBackoff: "50 millis" } } }).pipe(
     Layer.provideMerge(KubeClient.layer),
     Layer.provide(Kube.layerFromFile(server.kubeconfigPath))
@@ -46,7 +46,7 @@ const awaitHash = (name: string, ok: (hash: string | undefined) => boolean) =>
       if (ok(hash)) return hash
       yield* Effect.sleep("20 millis")
     }
-    return yield* Effect.dieMessage(`timed out waiting for the hash of ${name}`)
+    return yield* Effect.die(new Error(`timed out waiting for the hash of ${name}`))
   })
 
 describe("config-rollout", () => {
@@ -68,7 +68,7 @@ describe("config-rollout", () => {
     assert.deepStrictEqual(Rollout.referencedConfigMaps(d), ["env", "files", "single"])
   })
 
-  it.scopedLive("a ConfigMap change rolls exactly the Deployments that reference it", () =>
+  it.live("a ConfigMap change rolls exactly the Deployments that reference it", () =>
     Effect.gen(function*() {
       yield* KubeClient.create(Resource.ConfigMap, configMap("settings", { mode: "a" }), { namespace: "default" })
       yield* KubeClient.create(Resource.Deployment, deployment("web", "settings"), { namespace: "default" })

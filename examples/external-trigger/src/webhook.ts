@@ -7,10 +7,10 @@
  * collapse into one reconcile while the key waits, exactly as Kubernetes
  * events do.
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Schema } from "effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { Controller, Event, Handler, type Reconcile, type Request, Source } from "@reconcile/core"
 import * as Http from "node:http"
 
@@ -21,18 +21,22 @@ export interface Target {
 
 const Params = Schema.Struct({ namespace: Schema.String, name: Schema.String })
 
-/** Routes `POST /hooks/:namespace/:name` to `offer`. */
+/**
+ * Routes `POST /hooks/:namespace/:name` to `offer`: a route Layer for an
+ * `HttpRouter` (any other path is a 404).
+ */
 export const router = (offer: (target: Target) => Effect.Effect<boolean>) =>
-  HttpRouter.empty.pipe(
-    HttpRouter.post(
-      "/hooks/:namespace/:name",
-      Effect.gen(function*() {
-        const { name, namespace } = yield* HttpRouter.schemaPathParams(Params)
-        const accepted = yield* offer({ metadata: { name, namespace } })
-        return accepted
-          ? HttpServerResponse.text("queued\n", { status: 202 })
-          : HttpServerResponse.text("shutting down\n", { status: 503 })
-      }).pipe(Effect.catchTag("ParseError", () => Effect.succeed(HttpServerResponse.text("bad path\n", { status: 400 }))))
+  HttpRouter.add(
+    "POST",
+    "/hooks/:namespace/:name",
+    Effect.gen(function*() {
+      const { name, namespace } = yield* HttpRouter.schemaPathParams(Params)
+      const accepted = yield* offer({ metadata: { name, namespace } })
+      return accepted
+        ? HttpServerResponse.text("queued\n", { status: 202 })
+        : HttpServerResponse.text("shutting down\n", { status: 503 })
+    }).pipe(
+      Effect.catchTag("SchemaError", () => Effect.succeed(HttpServerResponse.text("bad path\n", { status: 400 })))
     )
   )
 
@@ -52,7 +56,7 @@ export const start = <R>(options: {
       reconcile: options.reconcile
     })
     const server = yield* NodeHttpServer.make(() => Http.createServer(), { host: "127.0.0.1", port: options.port ?? 0 })
-    yield* server.serve(router((target) => hooks.offer(Event.generic(target))))
+    yield* server.serve(yield* HttpRouter.toHttpEffect(router((target) => hooks.offer(Event.generic(target)))))
     const address = server.address
-    return { port: address._tag === "TcpAddress" ? address.port : 0, controller }
+    return { port: address._tag === "UnixPathAddress" ? 0 : address.port, controller }
   })

@@ -6,7 +6,7 @@ const post = (port: number, path: string) =>
   Effect.promise(() => fetch(`http://127.0.0.1:${port}${path}`, { method: "POST" }).then((r) => r.status))
 
 describe("external trigger", () => {
-  it.scopedLive("a webhook enqueues a reconcile of the key it names", () =>
+  it.live("a webhook enqueues a reconcile of the key it names", () =>
     Effect.gen(function*() {
       const seen: Array<string> = []
       const done = yield* Deferred.make<void>()
@@ -23,7 +23,7 @@ describe("external trigger", () => {
       assert.deepStrictEqual(seen.sort(), ["default/site", "prod/api"])
     }))
 
-  it.scopedLive("a burst of hooks for one key while it waits collapses into one reconcile", () =>
+  it.live("a burst of hooks for one key while it waits collapses into one reconcile", () =>
     Effect.gen(function*() {
       const release = yield* Deferred.make<void>()
       const secondDone = yield* Deferred.make<void>()
@@ -43,7 +43,7 @@ describe("external trigger", () => {
       assert.strictEqual(yield* controller.queue.len, 0, "nothing else is queued")
     }))
 
-  it.scopedLive("unknown paths are 404", () =>
+  it.live("unknown paths are 404", () =>
     Effect.gen(function*() {
       const { port } = yield* start({ reconcile: () => Effect.void })
       assert.strictEqual(yield* post(port, "/nope"), 404)

@@ -8,18 +8,18 @@
  * with a `Terminal` outcome and a `Ready=False` condition saying why — a spec
  * the Schema rejected would never be reconciled at all.
  */
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import { Resource } from "@reconcile/kube"
 
 export const WebAppSpec = Schema.Struct({
-  image: Schema.String.annotations({ description: "Container image to run" }),
-  replicas: Schema.Int.annotations({ description: "Number of pods (0–20)" }),
-  port: Schema.Int.annotations({ description: "Container and Service port (1–65535)" })
+  image: Schema.String.annotate({ description: "Container image to run" }),
+  replicas: Schema.Int.annotate({ description: "Number of pods (0–20)" }),
+  port: Schema.Int.annotate({ description: "Container and Service port (1–65535)" })
 })
 
 export const Condition = Schema.Struct({
   type: Schema.String,
-  status: Schema.Literal("True", "False", "Unknown"),
+  status: Schema.Literals(["True", "False", "Unknown"]),
   observedGeneration: Schema.optional(Schema.Int),
   lastTransitionTime: Schema.String,
   reason: Schema.String,
@@ -47,10 +47,10 @@ export const WebApp = Resource.custom({
 export type WebApp = Resource.Type<typeof WebApp>
 export type WebAppSpec = typeof WebAppSpec.Type
 
-/** What the reconcile checks beyond the wire Schema; `Left` says why the spec is invalid. */
-export const validate = (spec: WebAppSpec): Either.Either<WebAppSpec, string> => {
-  if (spec.image.trim() === "") return Either.left("spec.image must not be empty")
-  if (spec.replicas < 0 || spec.replicas > 20) return Either.left(`spec.replicas must be 0–20, got ${spec.replicas}`)
-  if (spec.port < 1 || spec.port > 65535) return Either.left(`spec.port must be 1–65535, got ${spec.port}`)
-  return Either.right(spec)
+/** What the reconcile checks beyond the wire Schema; a `Failure` says why the spec is invalid. */
+export const validate = (spec: WebAppSpec): Result.Result<WebAppSpec, string> => {
+  if (spec.image.trim() === "") return Result.fail("spec.image must not be empty")
+  if (spec.replicas < 0 || spec.replicas > 20) return Result.fail(`spec.replicas must be 0–20, got ${spec.replicas}`)
+  if (spec.port < 1 || spec.port > 65535) return Result.fail(`spec.port must be 1–65535, got ${spec.port}`)
+  return Result.succeed(spec)
 }

@@ -14,8 +14,8 @@ export const finalizerName = "apps.reconcile.dev/registry"
 /** What a reconcile ended with, for display: `success`, `requeue_after 2s`, `error: …`, `terminal: …`. */
 export const describeExit = (exit: Exit.Exit<void, Reconcile.Outcome>): string => {
   if (Exit.isSuccess(exit)) return "success"
-  const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
-  if (failure === undefined) return Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "defect (retried)"
+  const failure = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
+  if (failure === undefined) return Cause.hasInterruptsOnly(exit.cause) ? "interrupted" : "defect (retried)"
   switch (failure._tag) {
     case "RequeueAfter":
       return `requeue_after ${Duration.format(failure.after)}`
@@ -53,7 +53,7 @@ export const layer = (options: {
     reconcile: (app: WebApp) =>
       options.onOutcome === undefined
         ? run(app)
-        : Effect.flatMap(Effect.exit(run(app)), (exit) => Effect.zipRight(options.onOutcome!(app, exit), exit)),
+        : Effect.flatMap(Effect.exit(run(app)), (exit) => Effect.andThen(options.onOutcome!(app, exit), exit)),
     options: { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2 }
   }).pipe(Layer.provide(EventRecorder.layer({ controller: `${WebApp.group}/${fieldManager}` })))
 }

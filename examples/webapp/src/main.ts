@@ -9,7 +9,7 @@
  *   cluster (`--install-crd` installs the CRD first).
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Context, Data, Effect, Exit, Layer, Logger, LogLevel, Metric, Option } from "effect"
+import { Cause, Console, Data, Effect, Exit, Layer, Logger, Metric, Option, References, Runtime } from "effect"
 import * as Manager from "@reconcile/core/Manager"
 import { Cache, Kube, KubeClient, Resource } from "@reconcile/kube"
 import { Simulators, TestApiServer } from "@reconcile/testkit"
@@ -145,77 +145,110 @@ const watchSample = (namespace: string) =>
     }
   })
 
+/** How to try the embedded mode by hand. */
+const tryIt = (kubeconfig: string, metricsPort: number) =>
+  Console.log(
+    [
+      `Try it (the server runs until Ctrl-C):`,
+      `  export KUBECONFIG=${kubeconfig}`,
+      `  kubectl get webapps,deployments,services -A`,
+      `  kubectl patch webapp sample --type merge -p '{"spec":{"replicas":3}}'`,
+      `  kubectl delete webapp sample`,
+      `Metrics: http://127.0.0.1:${metricsPort}/metrics   Health: http://127.0.0.1:${metricsPort}/readyz`,
+      ``
+    ].join("\n")
+  )
+
+/** The KubeClient of a kubeconfig file. */
+const kubeClient = (kubeconfig: string) => KubeClient.layer.pipe(Layer.provide(Kube.layerFromFile(kubeconfig)))
+
+/** The operator: the WebApp controller under the Manager (metrics and health on loopback), over a Cache. */
 const operator = (metricsPort: number) =>
   Controller.layer({ onOutcome }).pipe(
     Layer.provideMerge(Manager.layer({ metricsPort, healthPort: metricsPort })),
     Layer.provide(Cache.layer())
   )
 
-const embedded = (args: Args) =>
-  Effect.gen(function*() {
-    const server = yield* TestApiServer.TestApiServer
-    yield* Console.log(`Embedded Kubernetes API server on ${server.url} (in memory)`)
-    return yield* Effect.gen(function*() {
-      yield* installCrd
-      yield* Console.log(`Installed CustomResourceDefinition ${WebApp.plural}.${WebApp.group}`)
-      const manager = yield* Effect.map(Layer.build(operator(args.metricsPort)), (ctx) => Context.get(ctx, Manager.Manager))
-      const address = manager.metricsAddress!
-      yield* KubeClient.patch(WebApp, "sample", sample(args.namespace), {
-        type: "apply",
-        namespace: args.namespace,
-        fieldManager: "reconcile-demo"
-      })
-      yield* Console.log(`Applied WebApp ${args.namespace}/sample (nginx:1.27, 2 replicas, port 8080)\n`)
-      yield* watchSample(args.namespace)
-      yield* Console.log(
-        [
-          `Try it (the server runs until Ctrl-C):`,
-          `  export KUBECONFIG=${server.kubeconfigPath}`,
-          `  kubectl get webapps,deployments,services -A`,
-          `  kubectl patch webapp sample --type merge -p '{"spec":{"replicas":3}}'`,
-          `  kubectl delete webapp sample`,
-          `Metrics: http://127.0.0.1:${address.port}/metrics   Health: http://127.0.0.1:${address.port}/readyz`,
-          ``
-        ].join("\n")
-      )
-      return yield* manager.await
-    }).pipe(Effect.provide(KubeClient.layer.pipe(Layer.provide(Kube.layerFromFile(server.kubeconfigPath)))))
-  }).pipe(
-    Effect.provide(
-      Simulators.layerDeploymentStatus({ delay: "1 second" }).pipe(
-        Layer.provideMerge(TestApiServer.layerWithCluster({ port: 0, kubeconfigPath: kubeconfigPath() }))
-      )
-    )
-  )
-
 /** Where the embedded server's kubeconfig goes: a fresh temporary directory. */
 const kubeconfigPath = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "reconcile-webapp-")), "kubeconfig")
 
-const cluster = (args: Args, kubeconfig: string) =>
-  Effect.gen(function*() {
-    yield* preflight(args)
-    yield* Console.log(`Running the WebApp operator against the cluster of ${kubeconfig}`)
-    const manager = yield* Effect.map(Layer.build(operator(args.metricsPort)), (ctx) => Context.get(ctx, Manager.Manager))
-    yield* Console.log(`Metrics: http://127.0.0.1:${manager.metricsAddress!.port}/metrics\n`)
-    return yield* manager.await
-  }).pipe(Effect.provide(KubeClient.layer.pipe(Layer.provide(Kube.layerFromFile(kubeconfig)))))
+/**
+ * Embedded mode: the TestApiServer (with the Deployment simulator) and the CRD
+ * first, then the operator; once it runs, the sample is applied and followed
+ * (in the background) until Ready.
+ */
+const embedded = (args: Args) => {
+  const server = Simulators.layerDeploymentStatus({ delay: "1 second" }).pipe(
+    Layer.provideMerge(TestApiServer.layerWithCluster({ port: 0, kubeconfigPath: kubeconfigPath() }))
+  )
+  const client = Layer.unwrap(Effect.map(TestApiServer.TestApiServer, (server) => kubeClient(server.kubeconfigPath)))
+  const crdInstalled = Layer.effectDiscard(Effect.gen(function*() {
+    const server = yield* TestApiServer.TestApiServer
+    yield* Console.log(`Embedded Kubernetes API server on ${server.url} (in memory)`)
+    yield* installCrd
+    yield* Console.log(`Installed CustomResourceDefinition ${WebApp.plural}.${WebApp.group}`)
+  }))
+  const demo = Layer.effectDiscard(Effect.gen(function*() {
+    const server = yield* TestApiServer.TestApiServer
+    const manager = yield* Manager.Manager
+    yield* KubeClient.patch(WebApp, "sample", sample(args.namespace), {
+      type: "apply",
+      namespace: args.namespace,
+      fieldManager: "reconcile-demo"
+    })
+    yield* Console.log(`Applied WebApp ${args.namespace}/sample (nginx:1.27, 2 replicas, port 8080)\n`)
+    yield* Effect.forkScoped(
+      Effect.andThen(watchSample(args.namespace), tryIt(server.kubeconfigPath, manager.metricsAddress!.port))
+    )
+  }))
+  return demo.pipe(
+    Layer.provideMerge(operator(args.metricsPort)),
+    Layer.provide(crdInstalled),
+    Layer.provide(client),
+    Layer.provide(server)
+  )
+}
+
+/** Cluster mode: the preflight checks (and the CRD, with `--install-crd`), then the operator. */
+const cluster = (args: Args, kubeconfig: string) => {
+  const checked = Layer.effectDiscard(Effect.andThen(
+    preflight(args),
+    Console.log(`Running the WebApp operator against the cluster of ${kubeconfig}`)
+  ))
+  const started = Layer.effectDiscard(Effect.flatMap(
+    Manager.Manager,
+    (manager) => Console.log(`Metrics: http://127.0.0.1:${manager.metricsAddress!.port}/metrics\n`)
+  ))
+  return started.pipe(
+    Layer.provideMerge(operator(args.metricsPort)),
+    Layer.provide(checked),
+    Layer.provide(kubeClient(kubeconfig))
+  )
+}
+
+/**
+ * A graceful stop is a clean exit: SIGTERM/SIGINT interrupt the main fiber,
+ * every scope closes, and the process exits 0 (effect's default is 130).
+ */
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
 
 const main = Effect.gen(function*() {
   const args = yield* parseArgs(process.argv.slice(2))
   if (args.help) return yield* Console.log(usage)
-  return yield* (args.kubeconfig === undefined ? embedded(args) : cluster(args, args.kubeconfig))
+  if (args.kubeconfig === undefined) return yield* Manager.launch(embedded(args))
+  return yield* Manager.launch(cluster(args, args.kubeconfig))
 }).pipe(
-  Effect.scoped,
-  Effect.catchAll((error) =>
-    Effect.zipRight(
+  Effect.catch((error) =>
+    Effect.andThen(
       Console.error(`error: ${"message" in error ? error.message : String(error)}`),
       Effect.sync(() => {
         process.exitCode = 1
       })
     )
   ),
-  Effect.provide(Logger.pretty),
-  Logger.withMinimumLogLevel(LogLevel.Info)
+  Effect.provide(Logger.layer([Logger.consolePretty()])),
+  Effect.provideService(References.MinimumLogLevel, "Info")
 )
 
-NodeRuntime.runMain(main)
+NodeRuntime.runMain(main, { teardown })

@@ -13,7 +13,7 @@
  * The "external registry" is, for the example, a ConfigMap `webapp-registry`
  * in the app's namespace: one key per app.
  */
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import type { OwnerReference as OwnerRef } from "@reconcile/core/ObjectMeta"
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import { terminal, requeueAfter, asRetryable } from "@reconcile/core/Reconcile"
@@ -70,7 +70,9 @@ export const desiredService = (app: WebApp, owner: OwnerRef) => ({
 
 /** The controller reference to `app`; a WebApp read from the API always has what it needs. */
 const controllerRef = (app: WebApp) =>
-  Either.mapLeft(OwnerReference.make(app, { controller: true, blockOwnerDeletion: true }), (e) => terminal(e.message))
+  Effect.fromResult(OwnerReference.make(app, { controller: true, blockOwnerDeletion: true })).pipe(
+    Effect.mapError((e) => terminal(e.message))
+  )
 
 const apply = (resource: Resource.Resource<any>, object: { readonly metadata: { readonly name: string; readonly namespace: string } }) =>
   KubeClient.patch(resource, object.metadata.name, object, {
@@ -121,15 +123,15 @@ export const applyWebApp = (
   Effect.gen(function*() {
     const generation = app.metadata.generation
     const valid = validate(app.spec)
-    if (Either.isLeft(valid)) {
+    if (Result.isFailure(valid)) {
       yield* writeStatus(app, app.status?.readyReplicas ?? 0, [
-        { type: "Ready", status: "False", reason: "InvalidSpec", message: valid.left, observedGeneration: generation },
-        { type: "Progressing", status: "False", reason: "InvalidSpec", message: valid.left, observedGeneration: generation }
+        { type: "Ready", status: "False", reason: "InvalidSpec", message: valid.failure, observedGeneration: generation },
+        { type: "Progressing", status: "False", reason: "InvalidSpec", message: valid.failure, observedGeneration: generation }
       ])
       if (!Conditions.isFalse(app.status?.conditions, "Ready") || readyReason(app) !== "InvalidSpec") {
-        yield* EventRecorder.record(app, { type: "Warning", reason: "InvalidSpec", action: "Validate", note: valid.left })
+        yield* EventRecorder.record(app, { type: "Warning", reason: "InvalidSpec", action: "Validate", note: valid.failure })
       }
-      return yield* terminal(valid.left)
+      return yield* terminal(valid.failure)
     }
     const owner = yield* controllerRef(app)
     yield* apply(Resource.Deployment, desiredDeployment(app, owner))
@@ -173,7 +175,7 @@ export const cleanupWebApp = (
     namespace: app.metadata.namespace
   }).pipe(
     KubeError.ignoreNotFound,
-    Effect.zipRight(EventRecorder.record(app, {
+    Effect.andThen(EventRecorder.record(app, {
       type: "Normal",
       reason: "Deregistered",
       action: "Cleanup",

@@ -14,8 +14,8 @@ const root = path.join(import.meta.dirname, "..", "..", "..")
 
 /** Starts the main job; resolves with the process and the kubeconfig path once the sample is Ready. */
 const startMainJob = Effect.acquireRelease(
-  Effect.async<{ readonly child: ChildProcess; readonly kubeconfig: string; output: () => string }, Error>((resume) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@reconcile/source", "examples/webapp/src/main.ts"], {
+  Effect.callback<{ readonly child: ChildProcess; readonly kubeconfig: string; output: () => string }, Error>((resume) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/webapp/src/main.ts"], {
       cwd: root,
       env: { ...process.env, KUBECONFIG: "" },
       stdio: ["ignore", "pipe", "pipe"]
@@ -45,11 +45,11 @@ const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, sec
       if (yield* check) return
       yield* Effect.sleep("100 millis")
     }
-    return yield* Effect.dieMessage(`timed out: ${what}`)
+    return yield* Effect.die(new Error(`timed out: ${what}`))
   })
 
 describe("npm start (embedded mode)", () => {
-  it.scopedLive("the sample becomes Ready, follows an edit, is cleaned up on delete, and SIGTERM exits cleanly", () =>
+  it.live("the sample becomes Ready, follows an edit, is cleaned up on delete, and SIGTERM exits cleanly", () =>
     Effect.gen(function*() {
       const job = yield* startMainJob
       const client = Layer.provide(KubeClient.layer, Kube.layerFromFile(job.kubeconfig))
@@ -95,7 +95,7 @@ describe("npm start (embedded mode)", () => {
       }).pipe(Effect.provide(client))
 
       // SIGTERM: a graceful, clean exit.
-      const code = yield* Effect.async<number | null>((resume) => {
+      const code = yield* Effect.callback<number | null>((resume) => {
         job.child.on("exit", (c) => resume(Effect.succeed(c)))
         job.child.kill("SIGTERM")
       }).pipe(Effect.timeout("15 seconds"))

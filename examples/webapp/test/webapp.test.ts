@@ -3,15 +3,21 @@
  * reconciles run in milliseconds and time is exact.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Layer, TestClock } from "effect"
+import { Arbitrary, Effect, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Cache, KubeClient, Resource } from "@reconcile/kube"
 import { Simulators, TestKube } from "@reconcile/testkit"
 import * as Controller from "../src/controller.js"
 import { registryName } from "../src/reconcile.js"
 import { WebApp } from "../src/WebApp.js"
 
-const settle = TestClock.adjust(0)
-const advance = (millis: number) => Effect.zipRight(TestClock.adjust(millis), settle)
+/**
+ * Lets every fiber run until it blocks. Effect 3's `TestClock.adjust(0)` did; effect 4's gives the other fibers one
+ * scheduler round, and a reconcile is a chain of hand-offs (watch → cache → queue → worker → API calls): repeat it.
+ */
+const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+/** Moves virtual time once every fiber has run (what effect 3's `TestClock.adjust` did first), then settles. */
+const advance = (millis: number) => Effect.andThen(settle, Effect.andThen(TestClock.adjust(millis), settle))
 
 /** A fresh cluster with the CRD installed, the Deployment simulator (1 s) and the operator; counts cleanups. */
 const operator = (cleanups: Map<string, number>) =>
@@ -52,7 +58,7 @@ const eventReasons = (name: string) =>
 const readyCondition = (a: WebApp) => a.status?.conditions?.find((c) => c.type === "Ready")
 
 describe("WebApp operator (in-process, TestClock)", () => {
-  it.scoped("creates an owned Deployment and Service, then reports Ready once the Deployment is", () =>
+  it.effect("creates an owned Deployment and Service, then reports Ready once the Deployment is", () =>
     Effect.gen(function*() {
       const cleanups = new Map<string, number>()
       yield* Layer.build(operator(cleanups)).pipe(Effect.flatMap((ctx) =>
@@ -84,7 +90,7 @@ describe("WebApp operator (in-process, TestClock)", () => {
       ))
     }))
 
-  it.scoped("an invalid spec is Terminal: a Ready=False condition says why and nothing is created", () =>
+  it.effect("an invalid spec is Terminal: a Ready=False condition says why and nothing is created", () =>
     Effect.gen(function*() {
       const ctx = yield* Layer.build(operator(new Map()))
       yield* Effect.gen(function*() {
@@ -104,7 +110,7 @@ describe("WebApp operator (in-process, TestClock)", () => {
       }).pipe(Effect.provide(ctx))
     }))
 
-  it.scoped("deleting runs the cleanup once, removes the registry entry, then the object goes", () =>
+  it.effect("deleting runs the cleanup once, removes the registry entry, then the object goes", () =>
     Effect.gen(function*() {
       const cleanups = new Map<string, number>()
       const ctx = yield* Layer.build(operator(cleanups))
@@ -120,20 +126,24 @@ describe("WebApp operator (in-process, TestClock)", () => {
       }).pipe(Effect.provide(ctx))
     }))
 
-  const spec = fc.record({
-    image: fc.constantFrom("nginx:1", "nginx:2", "httpd:2"),
-    replicas: fc.integer({ min: 0, max: 5 }),
-    port: fc.constantFrom(80, 8080, 9000)
+  // effect 4 has no FastCheck: the same generators as Schemas (effect's Arbitrary derives them).
+  const Spec = Schema.Struct({
+    image: Schema.Literals(["nginx:1", "nginx:2", "httpd:2"]),
+    replicas: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 5 })),
+    port: Schema.Literals([80, 8080, 9000])
   })
-  const step = fc.oneof(
-    fc.record({ op: fc.constant("edit" as const), spec }),
-    fc.record({ op: fc.constant("delete" as const) }),
-    fc.record({ op: fc.constant("wait" as const), millis: fc.integer({ min: 0, max: 3_000 }) })
-  )
+  const Step = Schema.Union([
+    Schema.Struct({ op: Schema.Literal("edit"), spec: Spec }),
+    Schema.Struct({ op: Schema.Literal("delete") }),
+    Schema.Struct({
+      op: Schema.Literal("wait"),
+      millis: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 3_000 }))
+    })
+  ])
 
-  it.scoped.prop(
+  it.effect.prop(
     "random edits and deletions: owned objects converge to the last spec; cleanup runs exactly once per deletion",
-    [fc.array(step, { minLength: 1, maxLength: 12 })],
+    [Arbitrary.array(Arbitrary.schema(Step), { minLength: 1, maxLength: 12 })],
     ([steps]) =>
       Effect.gen(function*() {
         const cleanups = new Map<string, number>()
@@ -184,6 +194,6 @@ describe("WebApp operator (in-process, TestClock)", () => {
           assert.strictEqual(cleanups.get("prop") ?? 0, deletions, "cleanup ran exactly once per deletion")
         }).pipe(Effect.provide(ctx))
       }),
-    { timeout: 120_000, fastCheck: { numRuns: 25 } }
+    { timeout: 120_000, arbitrary: { runs: 25 } }
   )
 })

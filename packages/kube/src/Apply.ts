@@ -34,6 +34,7 @@
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
+import type * as EffectResult from "effect/Result"
 import * as internal from "./internal/apply.js"
 import type * as KubeClient from "./KubeClient.js"
 import type * as KubeError from "./KubeError.js"
@@ -134,14 +135,14 @@ export class MutatedKey extends Data.TaggedError("MutatedKey")<{
 
 /**
  * What a mutate function returns: the desired object, or an `Effect` of it
- * (an `Either` too, e.g. `OwnerReference.setControllerReference`), whose
+ * (or a `Result`, e.g. `OwnerReference.setControllerReference`), whose
  * error and requirements become the operation's (see {@link MutateError},
  * {@link MutateContext}).
  *
  * @since 0.1.0
  * @category models
  */
-export type Mutated<A> = A | Effect.Effect<A, any, any>
+export type Mutated<A> = A | Effect.Effect<A, any, any> | EffectResult.Result<A, any>
 
 /**
  * The error of a mutate function's result (`never` for a plain object).
@@ -149,7 +150,9 @@ export type Mutated<A> = A | Effect.Effect<A, any, any>
  * @since 0.1.0
  * @category models
  */
-export type MutateError<M> = M extends Effect.Effect<any, infer E, any> ? E : never
+export type MutateError<M> = M extends Effect.Effect<any, infer E, any> ? E
+  : M extends EffectResult.Result<any, infer E> ? E
+  : never
 
 /**
  * The requirements of a mutate function's result (`never` for a plain object).
@@ -193,8 +196,7 @@ export const createOrUpdate: <A extends HasMetadata, M extends Mutated<A>>(
   Result<A>,
   KubeError.KubeError | MutatedKey | MutateError<M>,
   KubeClient.KubeClient | MutateContext<M>
-> =
-  internal.createOrUpdate
+> = internal.createOrUpdate
 
 /**
  * controller-runtime's `CreateOrPatch`: as {@link createOrUpdate}, but an
@@ -215,5 +217,4 @@ export const createOrPatch: <A extends HasMetadata, M extends Mutated<A>>(
   Result<A>,
   KubeError.KubeError | MutatedKey | MutateError<M>,
   KubeClient.KubeClient | MutateContext<M>
-> =
-  internal.createOrPatch
+> = internal.createOrPatch

@@ -9,12 +9,12 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Source } from "@reconcile/core/Source"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import type * as Informer from "./Informer.js"
 import * as internal from "./internal/cache.js"
 import type * as KubeClient from "./KubeClient.js"
@@ -41,7 +41,10 @@ export interface Selection {
  * @since 0.1.0
  * @category models
  */
-export type ListWatchFor = <A extends HasMetadata>(resource: Resource.Resource<A>, selection: Selection) => Watcher.ListWatch<A>
+export type ListWatchFor = <A extends HasMetadata>(
+  resource: Resource.Resource<A>,
+  selection: Selection
+) => Watcher.ListWatch<A>
 
 /**
  * Cache options.
@@ -60,7 +63,7 @@ export interface Options {
  * @since 0.1.0
  * @category tags
  */
-export class Cache extends Context.Tag("@reconcile/kube/Cache")<Cache, Cache.Service>() {}
+export class Cache extends Context.Service<Cache, Cache.Service>()("@reconcile/kube/Cache") {}
 
 /**
  * @since 0.1.0
@@ -77,7 +80,10 @@ export declare namespace Cache {
       selection?: Selection
     ) => Effect.Effect<Informer.Informer<A>>
     /** A Kind source for controllers (late subscribers get existing objects as initial creates). */
-    readonly source: <A extends HasMetadata>(resource: Resource.Resource<A>, selection?: Selection) => Effect.Effect<Source<A>>
+    readonly source: <A extends HasMetadata>(
+      resource: Resource.Resource<A>,
+      selection?: Selection
+    ) => Effect.Effect<Source<A>>
     /** Completes when every informer started so far has synced. */
     readonly waitForSync: Effect.Effect<void>
     /**
@@ -136,7 +142,7 @@ export const listWatch: <A extends HasMetadata>(
  * @category layers
  */
 export const layer = (options?: Options): Layer.Layer<Cache, never, KubeClient.KubeClient> =>
-  Layer.scoped(Cache, internal.fromClient(options))
+  Layer.effect(Cache, internal.fromClient(options))
 
 /**
  * The key identifying an informer: resource and selection.

@@ -35,7 +35,9 @@ export interface Condition {
  * @since 0.1.0
  * @category models
  */
-export type ConditionInput = Omit<Condition, "lastTransitionTime" | "message"> & { readonly message?: string | undefined }
+export type ConditionInput = Omit<Condition, "lastTransitionTime" | "message"> & {
+  readonly message?: string | undefined
+}
 
 /**
  * Sets one condition: a new type is appended with `lastTransitionTime = now`;

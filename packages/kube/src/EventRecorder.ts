@@ -51,10 +51,10 @@ import type * as KubeClient from "./KubeClient.js"
  * @since 0.1.0
  * @category tags
  */
-export class EventRecorder extends Context.Tag("@reconcile/kube/EventRecorder")<
+export class EventRecorder extends Context.Service<
   EventRecorder,
   EventRecorder.Service
->() {}
+>()("@reconcile/kube/EventRecorder") {}
 
 /**
  * @since 0.1.0
@@ -115,7 +115,7 @@ export interface Options {
   /** `reportingInstance`: this replica's identity (default: the host name, as a pod's name). */
   readonly instance?: string | undefined
   /** How long after its last occurrence a repeat still joins an event's series (default 10 minutes). */
-  readonly window?: Duration.DurationInput | undefined
+  readonly window?: Duration.Input | undefined
 }
 
 /**

@@ -18,12 +18,12 @@
  *
  * @since 0.1.0
  */
-import type * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
 import type { Event } from "@reconcile/core/Event"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Source } from "@reconcile/core/Source"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import * as internal from "./internal/informer.js"
 import type * as Store from "./Store.js"
 import type * as Watcher from "./Watcher.js"

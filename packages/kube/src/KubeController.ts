@@ -29,14 +29,14 @@
  *
  * @since 0.1.0
  */
-import type * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
 import type * as Controller from "@reconcile/core/Controller"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Predicate } from "@reconcile/core/Predicates"
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import type * as Request from "@reconcile/core/Request"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import type * as Cache from "./Cache.js"
 import * as internal from "./internal/kubeController.js"
 import type * as Resource from "./Resource.js"
@@ -140,4 +140,5 @@ export const layer: {
   ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
 } = <A extends HasMetadata, E, R, RW>(
   config: Config<A, E, R, RW>
-): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>> => Layer.scopedDiscard(internal.register(config))
+): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>> =>
+  Layer.effectDiscard(internal.register(config))

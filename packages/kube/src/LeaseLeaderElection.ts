@@ -68,11 +68,11 @@ export interface Options {
   /** This replica's identity, unique among replicas (default: the hostname and a random suffix). */
   readonly identity?: string | undefined
   /** How long followers wait, after the last change they observed, before taking the Lease (default 15 s). */
-  readonly leaseDuration?: Duration.DurationInput | undefined
+  readonly leaseDuration?: Duration.Input | undefined
   /** How long the leader keeps leading without a successful renewal (default 10 s). */
-  readonly renewDeadline?: Duration.DurationInput | undefined
+  readonly renewDeadline?: Duration.Input | undefined
   /** The interval between tries to acquire or renew (default 2 s). */
-  readonly retryPeriod?: Duration.DurationInput | undefined
+  readonly retryPeriod?: Duration.Input | undefined
   /**
    * Followers wait `retryPeriod · (1 + jitter · r)`, r uniform in [0, 1), between
    * tries (default 0: exactly `retryPeriod`; client-go uses 1.2).
@@ -126,7 +126,7 @@ export const make: (
 export const layer = (
   options: Options
 ): Layer.Layer<LeaderElection, LeaseLeaderElectionError, KubeClient.KubeClient> =>
-  Layer.scoped(LeaderElection, internal.make(options))
+  Layer.effect(LeaderElection, internal.make(options))
 
 /**
  * The default identity: the hostname (the Pod name in a cluster), `_`, and a

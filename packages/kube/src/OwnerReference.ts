@@ -7,9 +7,9 @@
  *
  * @since 0.1.0
  */
-import * as Data from "effect/Data"
-import * as Either from "effect/Either"
 import type { HasMetadata, OwnerReference } from "@reconcile/core/ObjectMeta"
+import * as Data from "effect/Data"
+import * as Result from "effect/Result"
 
 /**
  * An object that can own others: it must know its apiVersion, kind, name and uid.
@@ -61,7 +61,7 @@ export class InvalidOwner extends Data.TaggedError("InvalidOwner")<{ readonly mi
 export const make = (
   owner: Owner,
   options: { readonly controller?: boolean | undefined; readonly blockOwnerDeletion?: boolean | undefined } = {}
-): Either.Either<OwnerReference, InvalidOwner> => {
+): Result.Result<OwnerReference, InvalidOwner> => {
   const fields = {
     apiVersion: owner.apiVersion,
     kind: owner.kind,
@@ -69,8 +69,8 @@ export const make = (
     uid: owner.metadata?.uid
   }
   const missing = Object.entries(fields).filter(([, v]) => v === undefined || v === "").map(([k]) => k)
-  if (missing.length > 0) return Either.left(new InvalidOwner({ missing }))
-  return Either.right({
+  if (missing.length > 0) return Result.fail(new InvalidOwner({ missing }))
+  return Result.succeed({
     apiVersion: fields.apiVersion!,
     kind: fields.kind!,
     name: fields.name!,
@@ -92,7 +92,8 @@ const withReferences = <A extends HasMetadata>(object: A, refs: ReadonlyArray<Ow
  *
  * @example
  * ```ts
- * const owned = OwnerReference.setControllerReference(webApp, deployment) // Either<Deployment, AlreadyOwned | InvalidOwner>
+ * // Result<Deployment, AlreadyOwned | InvalidOwner>
+ * const owned = OwnerReference.setControllerReference(webApp, deployment)
  * ```
  *
  * @since 0.1.0
@@ -101,14 +102,14 @@ const withReferences = <A extends HasMetadata>(object: A, refs: ReadonlyArray<Ow
 export const setControllerReference = <A extends HasMetadata>(
   owner: Owner,
   object: A
-): Either.Either<A, AlreadyOwned | InvalidOwner> =>
-  Either.flatMap(make(owner, { controller: true, blockOwnerDeletion: true }), (wanted) => {
+): Result.Result<A, AlreadyOwned | InvalidOwner> =>
+  Result.flatMap(make(owner, { controller: true, blockOwnerDeletion: true }), (wanted) => {
     const refs = object.metadata?.ownerReferences ?? []
     const existing = refs.find((ref) => ref.controller === true && ref.uid !== wanted.uid)
     if (existing !== undefined) {
-      return Either.left(new AlreadyOwned({ object: describe(object), existing, wanted }))
+      return Result.fail(new AlreadyOwned({ object: describe(object), existing, wanted }))
     }
-    return Either.right(withReferences(object, [...refs.filter((ref) => ref.uid !== wanted.uid), wanted]))
+    return Result.succeed(withReferences(object, [...refs.filter((ref) => ref.uid !== wanted.uid), wanted]))
   })
 
 /**
@@ -118,8 +119,8 @@ export const setControllerReference = <A extends HasMetadata>(
  * @since 0.1.0
  * @category combinators
  */
-export const setOwnerReference = <A extends HasMetadata>(owner: Owner, object: A): Either.Either<A, InvalidOwner> =>
-  Either.map(make(owner), (wanted) => {
+export const setOwnerReference = <A extends HasMetadata>(owner: Owner, object: A): Result.Result<A, InvalidOwner> =>
+  Result.map(make(owner), (wanted) => {
     const refs = object.metadata?.ownerReferences ?? []
     const existing = refs.find((ref) => ref.uid === wanted.uid)
     const ref = existing?.controller === true ? { ...wanted, controller: true, blockOwnerDeletion: true } : wanted

@@ -129,9 +129,9 @@ export interface Options {
   /** Server-side watch timeout in seconds (default 290, as client-go's reflector picks 5–10 min; kube-rs 290). */
   readonly timeoutSeconds?: number | undefined
   /** First backoff delay (default 800 ms). */
-  readonly initialBackoff?: Duration.DurationInput | undefined
+  readonly initialBackoff?: Duration.Input | undefined
   /** Largest backoff delay (default 30 s). */
-  readonly maxBackoff?: Duration.DurationInput | undefined
+  readonly maxBackoff?: Duration.Input | undefined
   /** Jitter factor applied to each delay: delay × (1 ± jitter/2)… (default 1: a delay in [0.5d, 1.5d], capped at max). */
   readonly jitter?: number | undefined
 }
@@ -147,5 +147,4 @@ export interface Options {
  * @since 0.1.0
  * @category constructors
  */
-export const watch: <A>(listWatch: ListWatch<A>, options?: Options) => Stream.Stream<WatcherEvent<A>> =
-  internal.watch
+export const watch: <A>(listWatch: ListWatch<A>, options?: Options) => Stream.Stream<WatcherEvent<A>> = internal.watch

@@ -3,12 +3,12 @@
  * owner-reference conflicts.
  */
 import { assert, describe, it as unit, layer } from "@effect/vitest"
-import { Effect, Exit, FastCheck as fc, Layer, Schedule } from "effect"
+import { Arbitrary, Cause, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import * as Apply from "../src/Apply.js"
+import * as Semantic from "../src/internal/semantic.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as OwnerReference from "../src/OwnerReference.js"
-import * as Semantic from "../src/internal/semantic.js"
 import * as Resource from "../src/Resource.js"
 import { countRequests, kubeLayer, makeEnv, type RequestLog } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
@@ -26,8 +26,10 @@ const freshNamespace = Effect.gen(function*() {
 const failure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const exit = yield* Effect.exit(effect)
-    assert(Exit.isFailure(exit) && exit.cause._tag === "Fail", `expected a failure, got ${String(exit)}`)
-    return exit.cause.error
+    // effect 4's Cause is a flat list of reasons: a single Fail reason is what effect 3 called a Fail cause
+    const reason = Exit.isFailure(exit) && exit.cause.reasons.length === 1 ? exit.cause.reasons[0] : undefined
+    assert(reason !== undefined && Cause.isFailReason(reason), `expected a failure, got ${String(exit)}`)
+    return reason.error
   })
 
 /** Write requests (create, replace, patch, delete) the server served since `from`. */
@@ -46,8 +48,9 @@ const cm = (name: string, namespace: string, data?: Record<string, string>): Res
 /** RFC 7386, as the API server applies a merge patch. */
 const applyMergePatch = (target: unknown, patch: unknown): unknown => {
   if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch
-  const out: Record<string, unknown> =
-    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...target } : {}
+  const out: Record<string, unknown> = typeof target === "object" && target !== null && !Array.isArray(target)
+    ? { ...target }
+    : {}
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k]
     else out[k] = applyMergePatch(out[k], v)
@@ -56,25 +59,38 @@ const applyMergePatch = (target: unknown, patch: unknown): unknown => {
 }
 
 describe("semantic comparison and merge-patch diffs (unit)", () => {
-  const json = fc.dictionary(
-    fc.constantFrom("a", "b", "c", "d"),
-    fc.letrec<{ value: unknown }>((tie) => ({
-      value: fc.oneof(
-        { depthSize: "small" },
-        fc.constantFrom(null, undefined, 0, 1, "", "x", true),
-        fc.array(tie("value"), { maxLength: 2 }),
-        fc.dictionary(fc.constantFrom("a", "b", "c"), tie("value"), { maxKeys: 3 })
-      )
-    })).value,
-    { maxKeys: 4 }
-  )
+  // effect 4.1 bundles no FastCheck: the same JSON values drawn with effect/Arbitrary (what it.prop runs); a depth
+  // bound stands for fast-check's `letrec` with depthSize "small"
+  const pick = <const A extends ReadonlyArray<unknown>>(values: A): Arbitrary.Arbitrary<A[number]> =>
+    Arbitrary.map(
+      Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: values.length - 1 }))),
+      (i) => values[i]
+    )
+  const dictionary = (keys: ReadonlyArray<string>, value: Arbitrary.Arbitrary<unknown>, maxKeys: number) =>
+    Arbitrary.map(
+      Arbitrary.array(Arbitrary.all([pick(keys), value]), { maxLength: maxKeys }),
+      (entries) => Object.fromEntries(entries)
+    )
+  const leaf = pick([null, undefined, 0, 1, "", "x", true])
+  const value = (depth: number): Arbitrary.Arbitrary<unknown> =>
+    depth === 0 ? leaf : Arbitrary.flatMap(pick([0, 1, 2]), (branch): Arbitrary.Arbitrary<unknown> =>
+      branch === 0
+        ? leaf
+        : branch === 1
+        ? Arbitrary.array(value(depth - 1), { maxLength: 2 })
+        : dictionary(["a", "b", "c"], value(depth - 1), 3))
+  const json = dictionary(["a", "b", "c", "d"], value(3), 4)
 
-  unit.prop("applying the diff of (from, to) to from gives to; no diff exactly when equal", [json, json], ([from, to]) => {
-    const patch = Semantic.mergePatch(from, to)
-    assert.strictEqual(patch === undefined, Semantic.equal(from, to))
-    const patched = patch === undefined ? from : applyMergePatch(Semantic.normalize(from), patch)
-    assert.isTrue(Semantic.equal(patched, to))
-  })
+  unit.prop(
+    "applying the diff of (from, to) to from gives to; no diff exactly when equal",
+    [json, json],
+    ([from, to]) => {
+      const patch = Semantic.mergePatch(from, to)
+      assert.strictEqual(patch === undefined, Semantic.equal(from, to))
+      const patched = patch === undefined ? from : applyMergePatch(Semantic.normalize(from), patch)
+      assert.isTrue(Semantic.equal(patched, to))
+    }
+  )
 
   unit("absent, null, empty maps and lists are the same; key order does not matter", () => {
     assert.isTrue(Semantic.equal({ a: 1, b: { c: [] }, d: null }, { a: 1, e: {} }))

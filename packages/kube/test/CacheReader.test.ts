@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
 import { TestKube } from "@reconcile/testkit"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import * as Cache from "../src/Cache.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as Resource from "../src/Resource.js"
@@ -12,23 +13,36 @@ const cm = (name: string, namespace: string, labels: Record<string, string> = {}
   data: { v: "1" }
 })
 
+/**
+ * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
+ * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
+ */
+const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+
 describe("Cache reads", () => {
-  it.scoped("watched kinds are read from the store (after sync); others live", () =>
+  it.effect("watched kinds are read from the store (after sync); others live", () =>
     Effect.gen(function*() {
       const client = yield* KubeClient.KubeClient
       yield* client.create(Resource.ConfigMap, cm("a", "default", { app: "x" }))
       yield* client.create(Resource.ConfigMap, cm("b", "default"))
-      yield* client.create(Resource.Secret, { apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "default" } })
+      yield* client.create(Resource.Secret, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "s", namespace: "default" }
+      })
       const cache = yield* Cache.Cache
       yield* cache.informer(Resource.ConfigMap)
 
       // Cached: the store answers; an object created behind the cache's back shows up once the watch delivers it.
       assert.strictEqual((yield* cache.get(Resource.ConfigMap, "a", { namespace: "default" })).metadata?.name, "a")
-      assert.deepStrictEqual((yield* cache.list(Resource.ConfigMap, { labels: { app: "x" } })).map((c) => c.metadata?.name), ["a"])
+      assert.deepStrictEqual(
+        (yield* cache.list(Resource.ConfigMap, { labels: { app: "x" } })).map((c) => c.metadata?.name),
+        ["a"]
+      )
       const missing = yield* Effect.flip(cache.get(Resource.ConfigMap, "nope", { namespace: "default" }))
       assert.strictEqual(missing._tag, "NotFound")
       yield* client.create(Resource.ConfigMap, cm("c", "default"))
-      yield* TestClock.adjust(0)
+      yield* settle
       assert.strictEqual((yield* cache.get(Resource.ConfigMap, "c", { namespace: "default" })).metadata?.name, "c")
 
       // Not watched: a live read, and no informer is started for it.
@@ -36,6 +50,9 @@ describe("Cache reads", () => {
       assert.strictEqual((yield* cache.get(Resource.Secret, "s", { namespace: "default" })).metadata?.name, "s")
       assert.strictEqual((yield* cache.list(Resource.Secret, { namespace: "default" })).length, 1)
       assert.strictEqual(yield* cache.informers, before)
-      assert.strictEqual((yield* Effect.flip(cache.get(Resource.Secret, "nope", { namespace: "default" })))._tag, "NotFound")
+      assert.strictEqual(
+        (yield* Effect.flip(cache.get(Resource.Secret, "nope", { namespace: "default" })))._tag,
+        "NotFound"
+      )
     }).pipe(Effect.provide(Cache.layer()), Effect.provide(TestKube.layerWithCluster())))
 })

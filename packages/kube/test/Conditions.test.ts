@@ -1,14 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, TestClock } from "effect"
+import { Arbitrary, Effect, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import * as Conditions from "../src/Conditions.js"
 
 const t = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds))
-const status = fc.constantFrom<"True" | "False" | "Unknown">("True", "False", "Unknown")
-const input = fc.record({
-  type: fc.constantFrom("Ready", "Progressing", "Degraded"),
+// effect 4.1 bundles no FastCheck: the same generators as Schemas, drawn by effect/Arbitrary (what it.prop runs)
+const status = Schema.Literals(["True", "False", "Unknown"])
+const input = Schema.Struct({
+  type: Schema.Literals(["Ready", "Progressing", "Degraded"]),
   status,
-  reason: fc.constantFrom("A", "B"),
-  observedGeneration: fc.integer({ min: 1, max: 5 })
+  reason: Schema.Literals(["A", "B"]),
+  observedGeneration: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 }))
 })
 
 describe("Conditions", () => {
@@ -43,7 +45,7 @@ describe("Conditions", () => {
 
   it.prop(
     "lastTransitionTime changes iff status changes; order is stable; one condition per type",
-    [fc.array(input, { maxLength: 30 })],
+    [Arbitrary.array(Arbitrary.schema(input), { maxLength: 30 })],
     ([inputs]) => {
       let conditions: ReadonlyArray<Conditions.Condition> = []
       inputs.forEach((i, n) => {
@@ -63,7 +65,9 @@ describe("Conditions", () => {
         assert.strictEqual(new Set(conditions.map((c) => c.type)).size, conditions.length)
         assert.strictEqual(after.observedGeneration, i.observedGeneration)
       })
-    }
+    },
+    // size 30: effect's Arbitrary caps array lengths at `size` (default 10); fast-check drew up to maxLength
+    { arbitrary: { size: 30 } }
   )
 
   it.effect("setNow reads the Clock", () =>

@@ -2,8 +2,9 @@
  * EventRecorder against TestApiServer over HTTPS: series aggregation, keys, the window, and write failures.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Exit, Layer, Logger, TestClock } from "effect"
 import { Faults } from "@reconcile/testkit"
+import { Effect, Exit, Layer, Logger, References } from "effect"
+import { TestClock } from "effect/testing"
 import * as EventRecorder from "../src/EventRecorder.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as Resource from "../src/Resource.js"
@@ -27,8 +28,7 @@ const setup = Effect.gen(function*() {
   return { ns, subject: pod, recorder }
 })
 
-const events = (ns: string) =>
-  Effect.map(KubeClient.list(Resource.EventsV1Event, { namespace: ns }), (l) => l.items)
+const events = (ns: string) => Effect.map(KubeClient.list(Resource.EventsV1Event, { namespace: ns }), (l) => l.items)
 
 const scaled: EventRecorder.Event = { type: "Normal", reason: "Scaled", action: "Scale", note: "to 3" }
 
@@ -152,11 +152,14 @@ layer(TestLayer)("EventRecorder against TestApiServer", (it) => {
       const faults = yield* Faults.Faults
       yield* faults.failRequests({ verbs: ["create"], resources: ["events.events.k8s.io"], code: 500, count: 1 })
       const logs: Array<string> = []
-      const capture = Logger.make(({ annotations, message }) => {
-        logs.push(JSON.stringify({ message, annotations: Object.fromEntries(annotations) }))
+      // effect 4: a logger reads the log annotations from the fiber; `Logger.add` is `Logger.layer` merged
+      const capture = Logger.make(({ fiber, message }) => {
+        logs.push(JSON.stringify({ message, annotations: fiber.getRef(References.CurrentLogAnnotations) }))
       })
       const exit = yield* Effect.exit(
-        recorder.record(subject, { ...scaled, note: "password=hunter2" }).pipe(Effect.provide(Logger.add(capture)))
+        recorder.record(subject, { ...scaled, note: "password=hunter2" }).pipe(
+          Effect.provide(Logger.layer([capture], { mergeWithExisting: true }))
+        )
       )
       assert.isTrue(Exit.isSuccess(exit))
       assert.strictEqual((yield* events(ns)).length, 0)

@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Fiber, Stream, TestClock } from "effect"
 import type * as Event from "@reconcile/core/Event"
+import { Arbitrary, Effect, Fiber, Schema, Stream } from "effect"
+import type { Duration } from "effect"
+import { TestClock } from "effect/testing"
 import * as Informer from "../src/Informer.js"
 import { makeFakeServer, type Obj } from "./fakeServer.js"
 
@@ -13,18 +15,28 @@ const summary = (e: Event.Event<Obj>) =>
     ? `Delete:${e.object.metadata.name}${e.finalStateUnknown ? " unknown" : ""}`
     : `Generic:${e.object.metadata.name}`
 
-const settle = TestClock.adjust(0)
+/**
+ * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
+ * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
+ */
+const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+
+/** Moves virtual time once every fiber has run (what effect 3's `TestClock.adjust` did before moving it). */
+const advance = (duration: Duration.Input) => Effect.andThen(settle, TestClock.adjust(duration))
 
 const subscribe = (informer: Informer.Informer<Obj>) =>
   Effect.gen(function*() {
     const seen: Array<string> = []
-    yield* informer.events.pipe(Stream.runForEach((e) => Effect.sync(() => void seen.push(summary(e)))), Effect.forkScoped)
+    yield* informer.events.pipe(
+      Stream.runForEach((e) => Effect.sync(() => void seen.push(summary(e)))),
+      Effect.forkScoped
+    )
     yield* settle
     return seen
   })
 
 describe("Informer", () => {
-  it.scoped("the initial list arrives as Create { initial: true } and marks the informer synced", () =>
+  it.effect("the initial list arrives as Create { initial: true } and marks the informer synced", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.put("a", 1)
@@ -37,7 +49,7 @@ describe("Informer", () => {
       assert.isTrue(yield* informer.hasSynced)
     }))
 
-  it.scoped("watch events update the store; updates carry the old object", () =>
+  it.effect("watch events update the store; updates carry the old object", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.put("a", 1)
@@ -51,7 +63,7 @@ describe("Informer", () => {
       assert.deepStrictEqual(informer.store.list().map((o) => o.metadata.name), ["b"])
     }))
 
-  it.scoped("a relist after 410 swaps the store atomically: creates, updates, and deletes for vanished objects", () =>
+  it.effect("a relist after 410 swaps the store atomically: creates, updates, and deletes for vanished objects", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.put("keep", 1)
@@ -69,7 +81,7 @@ describe("Informer", () => {
       assert.deepStrictEqual(informer.store.list().map((o) => o.metadata.name).sort(), ["change", "keep", "new"])
     }))
 
-  it.scoped("late subscribers get the stored objects as initial creates, then live events", () =>
+  it.effect("late subscribers get the stored objects as initial creates, then live events", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.put("a", 1)
@@ -83,7 +95,7 @@ describe("Informer", () => {
       assert.deepStrictEqual(late, ["Create:a=1 initial", "Create:b=1 initial", "Update:a=1->2"])
     }))
 
-  it.scoped("managedFields are stripped by default; a custom transform replaces the default", () =>
+  it.effect("managedFields are stripped by default; a custom transform replaces the default", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       const withFields = {
@@ -103,7 +115,7 @@ describe("Informer", () => {
       assert.property(kept.store.get("a", "ns")!.metadata, "managedFields")
     }))
 
-  it.scoped("indexes: namespace and custom", () =>
+  it.effect("indexes: namespace and custom", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer
       yield* server.put("a", 1)
@@ -118,18 +130,21 @@ describe("Informer", () => {
       assert.strictEqual(informer.store.byIndex("namespace", "ns").length, 2)
     }))
 
-  const op = fc.oneof(
-    fc.record({ op: fc.constant("put" as const), name: fc.constantFrom("a", "b", "c"), data: fc.nat(9) }),
-    fc.record({ op: fc.constant("remove" as const), name: fc.constantFrom("a", "b", "c") }),
-    fc.record({ op: fc.constant("drop" as const) }),
-    fc.record({ op: fc.constant("compact" as const) }),
-    fc.record({ op: fc.constant("fail" as const) }),
-    fc.record({ op: fc.constant("wait" as const), millis: fc.integer({ min: 0, max: 40_000 }) })
-  )
+  // effect 4.1 bundles no FastCheck: the same generators as Schemas, drawn by effect/Arbitrary (what it.prop runs)
+  const Name = Schema.Literals(["a", "b", "c"])
+  const between = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
+  const op = Schema.Union([
+    Schema.Struct({ op: Schema.Literal("put"), name: Name, data: between(0, 9) }),
+    Schema.Struct({ op: Schema.Literal("remove"), name: Name }),
+    Schema.Struct({ op: Schema.Literal("drop") }),
+    Schema.Struct({ op: Schema.Literal("compact") }),
+    Schema.Struct({ op: Schema.Literal("fail") }),
+    Schema.Struct({ op: Schema.Literal("wait"), millis: between(0, 40_000) })
+  ])
 
-  it.scoped.prop(
+  it.effect.prop(
     "under random changes and faults the store ends equal to the server and subscribers saw every object's last state",
-    [fc.array(op, { maxLength: 40 })],
+    [Arbitrary.array(Arbitrary.schema(op), { maxLength: 40 })],
     ([ops]) =>
       Effect.gen(function*() {
         const server = yield* makeFakeServer
@@ -147,11 +162,12 @@ describe("Informer", () => {
           if (step.op === "put") yield* server.put(step.name, step.data)
           else if (step.op === "remove") yield* server.remove(step.name)
           else if (step.op === "drop") yield* server.dropWatches
-          else if (step.op === "compact") yield* Effect.zipRight(server.compact, server.dropWatches)
-          else if (step.op === "fail") yield* Effect.zipRight(server.failNextRequest, server.dropWatches)
-          else yield* TestClock.adjust(step.millis)
+          else if (step.op === "compact") yield* Effect.andThen(server.compact, server.dropWatches)
+          else if (step.op === "fail") yield* Effect.andThen(server.failNextRequest, server.dropWatches)
+          else yield* advance(step.millis)
         }
-        yield* TestClock.adjust("2 minutes") // past any backoff
+        yield* advance("2 minutes") // past any backoff
+        yield* settle
         const expected = [...server.objects.values()].map((o) => [o.metadata.name, o.data] as const).sort()
         const actual = informer.store.list().map((o) => [o.metadata.name, o.data] as const).sort()
         assert.deepStrictEqual(actual, expected, "store equals the server")
@@ -163,6 +179,7 @@ describe("Informer", () => {
         }
         yield* Fiber.interrupt(fiber)
       }),
-    { timeout: 60_000, fastCheck: { numRuns: 300 } }
+    // size 40: effect's Arbitrary caps array lengths at `size` (default 10); fast-check drew up to maxLength
+    { timeout: 60_000, arbitrary: { runs: 300, size: 40 } }
   )
 })

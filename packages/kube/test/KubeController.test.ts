@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
 import * as Request from "@reconcile/core/Request"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import * as Cache from "../src/Cache.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
@@ -12,7 +13,11 @@ const Apps = resource("App", "apps")
 const Parts = resource("Part", "parts")
 const Configs = resource("Config", "configs")
 
-const settle = TestClock.adjust(0)
+/**
+ * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
+ * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
+ */
+const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
 
 /** A cache over one fake server per resource. */
 const setup = Effect.gen(function*() {
@@ -28,7 +33,7 @@ const setup = Effect.gen(function*() {
 const owner = { apiVersion: "example.com/v1", kind: "App", name: "web", uid: "uid-web", controller: true }
 
 describe("KubeController", () => {
-  it.scoped("reconciles the current cached object; keys whose object is gone are skipped", () =>
+  it.effect("reconciles the current cached object; keys whose object is gone are skipped", () =>
     Effect.gen(function*() {
       const { cache, servers } = yield* setup
       const seen: Array<string> = []
@@ -46,7 +51,7 @@ describe("KubeController", () => {
       assert.deepStrictEqual(seen, ["web=1", "web=2"], "the delete enqueues the key, whose object is gone: skipped")
     }))
 
-  it.scoped("owns: a change to an owned object enqueues its controller owner", () =>
+  it.effect("owns: a change to an owned object enqueues its controller owner", () =>
     Effect.gen(function*() {
       const { cache, servers } = yield* setup
       const seen: Array<string> = []
@@ -67,7 +72,7 @@ describe("KubeController", () => {
       assert.deepStrictEqual(seen, ["ns/web", "ns/web"], "only controller references of the `for` kind enqueue")
     }))
 
-  it.scoped("watches: a map function enqueues what it maps to", () =>
+  it.effect("watches: a map function enqueues what it maps to", () =>
     Effect.gen(function*() {
       const { cache, servers } = yield* setup
       const seen: Array<string> = []
@@ -85,7 +90,7 @@ describe("KubeController", () => {
       assert.deepStrictEqual(seen, ["app-of-settings"])
     }))
 
-  it.scoped("two controllers watching the same kind share one informer and one watch", () =>
+  it.effect("two controllers watching the same kind share one informer and one watch", () =>
     Effect.gen(function*() {
       const { cache, servers } = yield* setup
       const counts = { a: 0, b: 0 }
@@ -101,7 +106,7 @@ describe("KubeController", () => {
       assert.deepStrictEqual(counts, { a: 1, b: 1 }, "each controller got the existing object (late subscriber)")
     }))
 
-  it.scoped("eventFilter applies to every source", () =>
+  it.effect("eventFilter applies to every source", () =>
     Effect.gen(function*() {
       const { cache, servers } = yield* setup
       const seen: Array<string> = []

@@ -3,30 +3,32 @@
  * watches between controllers, `owns` and `watches`. Real time: every wait polls with a deadline.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
 import * as Request from "@reconcile/core/Request"
 import { Faults, TestCluster } from "@reconcile/testkit"
 import type { KubeObject } from "@reconcile/testkit/KubeObject"
+import { Effect, Layer, References } from "effect"
 import * as Cache from "../src/Cache.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
-import { kubeLayer, makeEnv, check, eventually, freshNamespace as freshNamespaceIn } from "./support/env.js"
+import { check, eventually, freshNamespace as freshNamespaceIn, kubeLayer, makeEnv } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(
   Layer.provideMerge(kubeLayer()),
   Layer.provideMerge(env.layer),
-  Layer.merge(Logger.minimumLogLevel(LogLevel.Error))
+  Layer.merge(Layer.succeed(References.MinimumLogLevel, "Error"))
 )
 
 const freshNamespace = freshNamespaceIn("ctrl")
 
 /** Server-side apply in-process (create or update); returns the stored object. */
 const apply = (object: KubeObject) =>
-  Effect.flatMap(TestCluster.TestCluster, (cluster) =>
-    Effect.orDie(cluster.apply(object, { fieldManager: "test", force: true })))
+  Effect.flatMap(
+    TestCluster.TestCluster,
+    (cluster) => Effect.orDie(cluster.apply(object, { fieldManager: "test", force: true }))
+  )
 
 const configMap = (
   namespace: string,
@@ -54,13 +56,16 @@ const deployment = (namespace: string, name: string, replicas: number, ownerRefe
   })
 
 /** A fresh cache over the real client, with fast watcher backoffs. */
-const makeCache = Effect.flatMap(KubeClient.KubeClient, (client) =>
-  Cache.make((resource, selection) => Cache.listWatch(client, resource, selection), {
-    informer: { watcher: { initialBackoff: "10 millis", maxBackoff: "50 millis" } }
-  }))
+const makeCache = Effect.flatMap(
+  KubeClient.KubeClient,
+  (client) =>
+    Cache.make((resource, selection) => Cache.listWatch(client, resource, selection), {
+      informer: { watcher: { initialBackoff: "10 millis", maxBackoff: "50 millis" } }
+    })
+)
 
 layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it) => {
-  it.scoped("two controllers of the same kind share one informer: one list and one open watch on the server", () =>
+  it.effect("two controllers of the same kind share one informer: one list and one open watch on the server", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const ns = yield* freshNamespace
@@ -96,7 +101,7 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
       assert.strictEqual(yield* faults.dropWatches, 1)
     }))
 
-  it.scoped("owns: a change to a Deployment controlled by a WebApp enqueues that WebApp, and nothing else", () =>
+  it.effect("owns: a change to a Deployment controlled by a WebApp enqueues that WebApp, and nothing else", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.TestCluster
       yield* cluster.create(Resource.crdManifest(WebApp) as unknown as KubeObject).pipe(Effect.ignore)
@@ -153,7 +158,7 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
       )
     }))
 
-  it.scoped("watches: a map function over a cache index enqueues exactly the objects it maps to", () =>
+  it.effect("watches: a map function over a cache index enqueues exactly the objects it maps to", () =>
     Effect.gen(function*() {
       const ns = yield* freshNamespace
       const secretRef = "example.com/secret"

@@ -8,19 +8,6 @@
  * previous holder's lease is valid".
  */
 import { assert, describe, it } from "@effect/vitest"
-import {
-  Clock,
-  Context,
-  Effect,
-  ExecutionStrategy,
-  Exit,
-  FastCheck,
-  Fiber,
-  Layer,
-  Scope,
-  Stream,
-  TestClock
-} from "effect"
 import * as Controller from "@reconcile/core/Controller"
 import * as Event from "@reconcile/core/Event"
 import * as Handler from "@reconcile/core/Handler"
@@ -28,6 +15,8 @@ import * as LeaderElection from "@reconcile/core/LeaderElection"
 import * as Manager from "@reconcile/core/Manager"
 import * as Source from "@reconcile/core/Source"
 import { TestKube } from "@reconcile/testkit"
+import { Arbitrary, Clock, Context, Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as LeaseLeaderElection from "../src/LeaseLeaderElection.js"
@@ -37,7 +26,11 @@ const LEASE = 15_000
 const RENEW = 10_000
 const RETRY = 2_000
 
-const settle = TestClock.adjust(0)
+/**
+ * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
+ * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
+ */
+const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
 
 interface Interval {
   readonly identity: string
@@ -80,7 +73,7 @@ interface Replica {
   readonly identity: string
   readonly control: Control
   readonly election: LeaderElection.LeaderElection.Service
-  readonly scope: Scope.CloseableScope
+  readonly scope: Scope.Closeable
   /** Stops the replica: gracefully (scope closed, lease released) or by crashing (nothing reaches the cluster). */
   readonly stop: (how: "crash" | "release") => Effect.Effect<void>
   stopped: boolean
@@ -105,10 +98,10 @@ const makeWorld = Effect.gen(function*() {
     Effect.gen(function*() {
       const identity = options.identity ?? `replica-${++n}`
       const control: Control = { dead: false, failUpdates: false }
-      const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+      const scope = yield* Scope.fork(parent, "sequential")
       const election = yield* LeaseLeaderElection.make({ name: "operator", identity, ...options }).pipe(
         Effect.provideService(KubeClient.KubeClient, wrap(client, control)),
-        Scope.extend(scope),
+        Scope.provide(scope),
         Effect.orDie
       )
       let open: Interval | undefined
@@ -206,7 +199,7 @@ describe("LeaseLeaderElection (TestKube, TestClock)", () => {
       assert.match(identity, /^.+_[0-9a-f]{14}$/)
     }).pipe(Effect.provide(Env)))
 
-  it.scoped("two replicas: exactly one leads, it keeps the lease, and only its controller reconciles", () =>
+  it.effect("two replicas: exactly one leads, it keeps the lease, and only its controller reconciles", () =>
     Effect.gen(function*() {
       const world = yield* makeWorld
       const a = yield* world.start()
@@ -221,7 +214,7 @@ describe("LeaseLeaderElection (TestKube, TestClock)", () => {
           reconcile: (req) => Effect.sync(() => void calls.push(`${replica.identity}:${req.name}`))
         }).pipe(
           Effect.provideService(LeaderElection.LeaderElection, replica.election),
-          Scope.extend(replica.scope)
+          Scope.provide(replica.scope)
         )
         sends.push((name) => channel.offer(Event.create({ metadata: { name } })))
       }
@@ -247,7 +240,7 @@ describe("LeaseLeaderElection (TestKube, TestClock)", () => {
       assertNoOverlap(world.intervals)
     }).pipe(Effect.provide(Env)))
 
-  it.scoped("a crashed leader: another leads within leaseDuration + retryPeriod, never while its lease is valid", () =>
+  it.effect("a crashed leader: another leads within leaseDuration + retryPeriod, never while its lease is valid", () =>
     Effect.gen(function*() {
       const world = yield* makeWorld
       const a = yield* world.start()
@@ -272,7 +265,7 @@ describe("LeaseLeaderElection (TestKube, TestClock)", () => {
       assertTakeoversAfterExpiry(world.history)
     }).pipe(Effect.provide(Env)))
 
-  it.scoped("graceful release: a follower takes over within one retryPeriod", () =>
+  it.effect("graceful release: a follower takes over within one retryPeriod", () =>
     Effect.gen(function*() {
       const world = yield* makeWorld
       const a = yield* world.start()
@@ -291,7 +284,7 @@ describe("LeaseLeaderElection (TestKube, TestClock)", () => {
       assertNoOverlap(world.intervals)
     }).pipe(Effect.provide(Env)))
 
-  it.scoped("renewals failing past renewDeadline: leadership dropped, workers stopped, Manager fails", () =>
+  it.effect("renewals failing past renewDeadline: leadership dropped, workers stopped, Manager fails", () =>
     Effect.gen(function*() {
       const world = yield* makeWorld
       const channel = yield* Source.channel<{ readonly metadata: { readonly name: string } }>("objects")
@@ -308,7 +301,7 @@ describe("LeaseLeaderElection (TestKube, TestClock)", () => {
       )
       const context = yield* Layer.build(app)
       const manager = Context.get(context, Manager.Manager)
-      const ended = yield* Effect.fork(Effect.flip(manager.await))
+      const ended = yield* Effect.forkChild(Effect.flip(manager.await))
       yield* settle
       yield* channel.offer(Event.create({ metadata: { name: "before" } }))
       yield* settle
@@ -341,15 +334,19 @@ describe("LeaseLeaderElection (TestKube, TestClock)", () => {
       assertTakeoversAfterExpiry(world.history)
     }).pipe(Effect.provide(Env)))
 
-  const Step = FastCheck.record({
-    wait: FastCheck.integer({ min: 0, max: 20_000 }),
-    action: FastCheck.constantFrom("start", "crash", "release", "failUpdates", "failUpdates", "heal", "nothing"),
-    replica: FastCheck.nat({ max: 3 })
+  // effect 4.1 bundles no FastCheck: the same generators drawn with effect/Arbitrary (what it.prop runs)
+  const between = (minimum: number, maximum: number) =>
+    Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
+  const actions = ["start", "crash", "release", "failUpdates", "failUpdates", "heal", "nothing"] as const
+  const Step = Arbitrary.all({
+    wait: between(0, 20_000),
+    action: Arbitrary.map(between(0, actions.length - 1), (i) => actions[i]!),
+    replica: between(0, 3)
   })
 
   it.effect.prop(
     "never two leaders with overlapping valid leases, whatever the crash / restart / release / failure timings",
-    [FastCheck.integer({ min: 0, max: 3_000 }), FastCheck.array(Step, { minLength: 1, maxLength: 25 })],
+    [between(0, 3_000), Arbitrary.array(Step, { minLength: 1, maxLength: 25 })],
     ([first, steps]) =>
       Effect.gen(function*() {
         const world = yield* makeWorld
@@ -391,12 +388,13 @@ describe("LeaseLeaderElection (TestKube, TestClock)", () => {
         assertTakeoversAfterExpiry(world.history)
         for (const r of [...replicas, fresh]) yield* r.stop("release")
       }).pipe(Effect.scoped, Effect.provide(Env)),
-    { fastCheck: { numRuns: 30 }, timeout: 120_000 }
+    // size 25: effect's Arbitrary caps array lengths at `size` (default 10); fast-check drew up to maxLength
+    { arbitrary: { runs: 30, size: 25 }, timeout: 120_000 }
   )
 })
 
 describe("LeaseLeaderElection unit details", () => {
-  it.scoped("the Lease is created when missing, records microsecond times, and counts transitions", () =>
+  it.effect("the Lease is created when missing, records microsecond times, and counts transitions", () =>
     Effect.gen(function*() {
       const world = yield* makeWorld
       yield* TestClock.setTime(Date.parse("2030-01-02T03:04:05.678Z"))

@@ -2,7 +2,8 @@
  * Status against TestApiServer over HTTPS: observedGeneration, no-op patches, the condition transition-time rule.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, Schema, TestClock } from "effect"
+import { Effect, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as Resource from "../src/Resource.js"
@@ -15,7 +16,7 @@ const TestLayer = KubeClient.layer.pipe(Layer.provideMerge(kubeLayer()), Layer.p
 
 const Condition = Schema.Struct({
   type: Schema.String,
-  status: Schema.Literal("True", "False", "Unknown"),
+  status: Schema.Literals(["True", "False", "Unknown"]),
   observedGeneration: Schema.optional(Schema.Int),
   lastTransitionTime: Schema.String,
   reason: Schema.String,
@@ -35,7 +36,6 @@ const Widget = Resource.custom({
     conditions: Schema.optional(Schema.Array(Condition))
   })
 })
-
 
 let counter = 0
 const setup = Effect.gen(function*() {
@@ -193,5 +193,3 @@ layer(TestLayer)("Status against TestApiServer", (it) => {
       assert.notStrictEqual(respec.metadata?.generation, asked.metadata?.generation)
     }))
 })
-
-

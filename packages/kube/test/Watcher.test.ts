@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Metric, Stream, TestClock } from "effect"
+import { Duration, Effect, Fiber, Metric, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import * as KubeError from "../src/KubeError.js"
 import * as Watcher from "../src/Watcher.js"
 
@@ -49,20 +50,26 @@ const summary = (e: Watcher.WatcherEvent<Obj>) =>
 const serverError = new KubeError.ServerError({ status: { code: 500, message: "boom" } } as never)
 const gone = new KubeError.Gone({ status: { code: 410, reason: "Expired", message: "too old" } } as never)
 
+/**
+ * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
+ * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
+ */
+const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+
 /** Runs the watcher in the background, collecting summaries. */
 const collect = (listWatch: Watcher.ListWatch<Obj>, options: Watcher.Options = { jitter: 0 }) =>
   Effect.gen(function*() {
     const seen: Array<string> = []
     const fiber = yield* Watcher.watch(listWatch, options).pipe(
       Stream.runForEach((e) => Effect.sync(() => void seen.push(summary(e)))),
-      Effect.fork
+      Effect.forkChild
     )
-    yield* TestClock.adjust(0)
+    yield* settle
     return { seen, fiber }
   })
 
 describe("Watcher", () => {
-  it.scoped("lists every page, then watches from the list's resourceVersion", () =>
+  it.effect("lists every page, then watches from the list's resourceVersion", () =>
     Effect.gen(function*() {
       const { calls, listWatch } = scripted(
         [page([obj("a", 1), obj("b", 2)], "", "c1"), page([obj("c", 3)], "10")],
@@ -86,7 +93,7 @@ describe("Watcher", () => {
       ], "a watch that ends normally resumes from the last resourceVersion at once")
     }))
 
-  it.scoped("bookmarks advance the resourceVersion without emitting", () =>
+  it.effect("bookmarks advance the resourceVersion without emitting", () =>
     Effect.gen(function*() {
       const { calls, listWatch } = scripted(
         [page([], "5")],
@@ -97,7 +104,7 @@ describe("Watcher", () => {
       assert.deepStrictEqual(calls.map((c) => c.op === "watch" ? c.resourceVersion : "list"), ["list", "5", "40"])
     }))
 
-  it.scoped("410 Gone as a watch ERROR event relists", () =>
+  it.effect("410 Gone as a watch ERROR event relists", () =>
     Effect.gen(function*() {
       const { calls, listWatch } = scripted(
         [page([obj("a", 1)], "5"), page([obj("b", 9)], "9")],
@@ -108,14 +115,14 @@ describe("Watcher", () => {
       assert.strictEqual(calls.filter((c) => c.op === "list").length, 2)
     }))
 
-  it.scoped("410 Gone as a failed watch request relists", () =>
+  it.effect("410 Gone as a failed watch request relists", () =>
     Effect.gen(function*() {
       const { calls, listWatch } = scripted([page([], "5"), page([], "9")], [Stream.fail(gone)])
       yield* collect(listWatch)
       assert.deepStrictEqual(calls.map((c) => c.op), ["list", "watch", "list", "watch"])
     }))
 
-  it.scoped("410 Gone on a continue token restarts the list from the first page", () =>
+  it.effect("410 Gone on a continue token restarts the list from the first page", () =>
     Effect.gen(function*() {
       const { calls, listWatch } = scripted(
         [page([obj("a", 1)], "", "c1"), Effect.fail(gone), page([obj("a", 1), obj("b", 2)], "7")],
@@ -130,9 +137,10 @@ describe("Watcher", () => {
       ])
     }))
 
-  it.scoped("errors back off 800 ms → 30 s, doubling; the backoff resets after progress", () =>
+  it.effect("errors back off 800 ms → 30 s, doubling; the backoff resets after progress", () =>
     Effect.gen(function*() {
-      const failures = Array.from({ length: 7 }, (): Stream.Stream<Watcher.RawEvent<Obj>, KubeError.KubeError> => Stream.fail(serverError))
+      const failures = Array.from({ length: 7 }, (): Stream.Stream<Watcher.RawEvent<Obj>, KubeError.KubeError> =>
+        Stream.fail(serverError))
       const { calls, listWatch } = scripted(
         [page([], "1")],
         [...failures, events({ _tag: "Added", object: obj("x", 2) }), Stream.fail(serverError)]
@@ -148,12 +156,14 @@ describe("Watcher", () => {
         }
       }
       // Delays: 800, 1600, 3200, 6400, 12800, 25600, 30000 (capped), then progress resets: 0 (normal end), 800.
-      const gaps = watchTimes.map((t, i) => t - (i === 0 ? 0 : watchTimes[i - 1]!))
+      const gaps = watchTimes.map((t, i) =>
+        t - (i === 0 ? 0 : watchTimes[i - 1]!)
+      )
       assert.deepStrictEqual(gaps.slice(0, 7), [800, 1_600, 3_200, 6_400, 12_800, 25_600, 30_000])
       assert.strictEqual(gaps[7], 800, "after an event the backoff starts again at 800 ms")
     }))
 
-  it.scoped("jittered delays stay within [0.5, 1.5] × the nominal delay, capped at the maximum", () =>
+  it.effect("jittered delays stay within [0.5, 1.5] × the nominal delay, capped at the maximum", () =>
     Effect.gen(function*() {
       const { calls, listWatch } = scripted([page([], "1")], [Stream.fail(serverError), Stream.fail(serverError)])
       yield* collect(listWatch, {})
@@ -163,7 +173,7 @@ describe("Watcher", () => {
       assert.strictEqual(calls.length, 3, "a retry by 1.5 × 800 ms")
     }))
 
-  it.scoped("a silent watch is abandoned after timeoutSeconds + 5 s and resumed", () =>
+  it.effect("a silent watch is abandoned after timeoutSeconds + 5 s and resumed", () =>
     Effect.gen(function*() {
       const { calls, listWatch } = scripted([page([], "3")], [Stream.never])
       yield* collect(listWatch, { timeoutSeconds: 10, jitter: 0 })
@@ -173,7 +183,26 @@ describe("Watcher", () => {
       assert.deepStrictEqual(calls[2], { op: "watch", resourceVersion: "3" })
     }))
 
-  it.scoped("undecodable objects are counted and skipped; the watch goes on", () =>
+  it.effect("a watch that keeps delivering is not idle; the watchdog counts from the last chunk", () =>
+    Effect.gen(function*() {
+      // pins the idle watchdog of the effect 4 port: every chunk restarts it (one bookmark per chunk, every 10 s)
+      const ticking = Stream.range(1, 6, 1).pipe(
+        Stream.mapEffect((i) =>
+          Effect.as(Effect.sleep("10 seconds"), { _tag: "Bookmark", resourceVersion: String(10 + i) } as const)
+        ),
+        Stream.concat(Stream.never)
+      )
+      const { calls, listWatch } = scripted([page([], "10")], [ticking])
+      yield* collect(listWatch, { timeoutSeconds: 10, jitter: 0 })
+      yield* TestClock.adjust(Duration.seconds(60))
+      assert.strictEqual(calls.length, 2, "bookmarks every 10 s keep a 15 s idle timeout from firing")
+      yield* TestClock.adjust(Duration.millis(14_999))
+      assert.strictEqual(calls.length, 2)
+      yield* TestClock.adjust(Duration.millis(1))
+      assert.deepStrictEqual(calls[2], { op: "watch", resourceVersion: "16" }, "resumed from the last bookmark")
+    }))
+
+  it.effect("undecodable objects are counted and skipped; the watch goes on", () =>
     Effect.gen(function*() {
       const decode = new KubeError.Decode({ raw: "{not json", issue: "Unexpected token" })
       const { listWatch } = scripted([page([], "1")], [
@@ -183,22 +212,24 @@ describe("Watcher", () => {
           { _tag: "Modified", object: obj("a", 3) }
         )
       ])
-      const counter = Metric.tagged(Metric.counter("watcher_undecodable_total", {
-        description: "Objects a watcher skipped because they did not decode"
-      }), "watch", "test-objects")
+      const counter = Metric.withAttributes(
+        Metric.counter("watcher_undecodable_total", {
+          description: "Objects a watcher skipped because they did not decode"
+        }),
+        { watch: "test-objects" }
+      )
       const before = (yield* Metric.value(counter)).count
       const { seen } = yield* collect(listWatch)
       assert.deepStrictEqual(seen, ["Init", "InitDone@1", "Apply:a@2", "Apply:a@3"])
       assert.strictEqual((yield* Metric.value(counter)).count - before, 1)
     }))
 
-  it.scoped("the stream never fails and stops when interrupted", () =>
+  it.effect("the stream never fails and stops when interrupted", () =>
     Effect.gen(function*() {
       const { listWatch } = scripted([Effect.fail(serverError), page([], "1")], [])
       const { fiber, seen } = yield* collect(listWatch)
       yield* TestClock.adjust(Duration.seconds(1))
       assert.deepStrictEqual(seen, ["Init", "Init", "InitDone@1"])
       yield* Fiber.interrupt(fiber)
-
     }))
 })

@@ -6,24 +6,31 @@
  * the informer reads goes over HTTP. Each test works in a namespace of its own and resets the faults when done.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect, FastCheck as fc, Layer, Logger, LogLevel, Metric, Stream } from "effect"
 import type * as Event from "@reconcile/core/Event"
 import { Faults, TestCluster } from "@reconcile/testkit"
 import type { KubeObject } from "@reconcile/testkit/KubeObject"
+import { Arbitrary, Duration, Effect, Layer, Metric, References, Schema, Stream } from "effect"
 import * as Cache from "../src/Cache.js"
 import type * as Informer from "../src/Informer.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
 import type * as Watcher from "../src/Watcher.js"
-import { countRequests, kubeLayer, makeEnv, check, eventually, freshNamespace as freshNamespaceIn } from "./support/env.js"
+import {
+  check,
+  countRequests,
+  eventually,
+  freshNamespace as freshNamespaceIn,
+  kubeLayer,
+  makeEnv
+} from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(
   Layer.provideMerge(kubeLayer()),
   Layer.provideMerge(env.layer),
-  Layer.merge(Logger.minimumLogLevel(LogLevel.Error)) // the watcher's retry warnings are expected here
+  Layer.merge(Layer.succeed(References.MinimumLogLevel, "Error")) // the watcher's retry warnings are expected here
 )
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -40,8 +47,10 @@ const put = (namespace: string, name: string, value: string) =>
     )))
 
 const remove = (namespace: string, name: string) =>
-  Effect.flatMap(TestCluster.TestCluster, (cluster) =>
-    cluster.delete({ apiVersion: "v1", kind: "ConfigMap", name, namespace }))
+  Effect.flatMap(
+    TestCluster.TestCluster,
+    (cluster) => cluster.delete({ apiVersion: "v1", kind: "ConfigMap", name, namespace })
+  )
 
 const rvOf = (o: KubeObject): number => Number(o.metadata.resourceVersion)
 
@@ -65,7 +74,7 @@ const recording = <A>(inner: Watcher.ListWatch<A>, rec: Recorder): Watcher.ListW
       const hook = options.continue !== undefined ? rec.onContinue : undefined
       if (hook === undefined) return inner.list(options)
       rec.onContinue = undefined
-      return Effect.zipRight(hook, inner.list(options))
+      return Effect.andThen(hook, inner.list(options))
     }),
   watch: (options) =>
     Stream.suspend(() => {
@@ -191,50 +200,53 @@ const watchLines = (from: number, namespace: string, status: string) =>
   countRequests(env.log, from, `/api/v1/namespaces/${namespace}/configmaps?`, "watch=true", ` ${status} `)
 
 const undecodableCounter = (watch: string) =>
-  Metric.tagged(
+  Metric.withAttributes(
     Metric.counter("watcher_undecodable_total", {
       description: "Objects a watcher skipped because they did not decode"
     }),
-    "watch",
-    watch
+    { watch }
   )
 
 // ---------------------------------------------------------------------------------------------------------------
 
 layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults", (it) => {
-  it.scoped("a silently dead watch (no answer, no close) is abandoned after timeoutSeconds + 5 s and resumed", () =>
-    Effect.gen(function*() {
-      // The testkit cannot stall a watch that has already answered (its faults either close the connection or write
-      // to it), so the silence is a watch request the server holds without answering. The idle timeout covers the
-      // wait for the first line just as the wait between lines (`Watcher.test.ts` proves the latter on TestClock).
-      const faults = yield* Faults.Faults
-      const ns = yield* freshNamespace
-      yield* put(ns, "a", "1")
-      const { informer, rec, seen } = yield* startInformer(ns, { watcher: { timeoutSeconds: 1 } })
-      yield* live(informer, ns, "a", "2")
-      yield* faults.addLatency({ verbs: ["watch"], namespaces: [ns], latency: "9 seconds", count: 1 })
-      yield* faults.dropWatches
-      const from = watches(rec).length - 1
-      yield* put(ns, "a", "3")
-      yield* Effect.sleep("300 millis")
-      assert.strictEqual(valueOf(informer.store.get("a", ns)!), "2", "nothing arrives while the watch is silent")
-      yield* eventually(check(() => assert.strictEqual(valueOf(informer.store.get("a", ns)!), "3")), 9_000)
-      // the stalled request is the watch call followed by the longest gap
-      const calls = watches(rec).slice(from)
-      const gaps = calls.slice(1).map((c, i) => ({ waited: c.at - calls[i]!.at, stalled: calls[i]!, next: c }))
-      const longest = gaps.reduce((a, b) => (b.waited > a.waited ? b : a))
-      assert.isAtLeast(longest.waited, 5_900, "abandoned no earlier than timeoutSeconds + 5 s")
-      assert.isBelow(longest.waited, 8_000, "abandoned before the server answered (9 s)")
-      assert.strictEqual(
-        longest.next.resourceVersion,
-        longest.stalled.resourceVersion,
-        "resumed from the same resourceVersion"
-      )
-      assert.strictEqual(lists(rec).length, 1, "no relist")
-      yield* converged(informer, seen, ns)
-    }), { timeout: 20_000 })
+  it.effect(
+    "a silently dead watch (no answer, no close) is abandoned after timeoutSeconds + 5 s and resumed",
+    () =>
+      Effect.gen(function*() {
+        // The testkit cannot stall a watch that has already answered (its faults either close the connection or write
+        // to it), so the silence is a watch request the server holds without answering. The idle timeout covers the
+        // wait for the first line just as the wait between lines (`Watcher.test.ts` proves the latter on TestClock).
+        const faults = yield* Faults.Faults
+        const ns = yield* freshNamespace
+        yield* put(ns, "a", "1")
+        const { informer, rec, seen } = yield* startInformer(ns, { watcher: { timeoutSeconds: 1 } })
+        yield* live(informer, ns, "a", "2")
+        yield* faults.addLatency({ verbs: ["watch"], namespaces: [ns], latency: "9 seconds", count: 1 })
+        yield* faults.dropWatches
+        const from = watches(rec).length - 1
+        yield* put(ns, "a", "3")
+        yield* Effect.sleep("300 millis")
+        assert.strictEqual(valueOf(informer.store.get("a", ns)!), "2", "nothing arrives while the watch is silent")
+        yield* eventually(check(() => assert.strictEqual(valueOf(informer.store.get("a", ns)!), "3")), 9_000)
+        // the stalled request is the watch call followed by the longest gap
+        const calls = watches(rec).slice(from)
+        const gaps = calls.slice(1).map((c, i) => ({ waited: c.at - calls[i]!.at, stalled: calls[i]!, next: c }))
+        const longest = gaps.reduce((a, b) => (b.waited > a.waited ? b : a))
+        assert.isAtLeast(longest.waited, 5_900, "abandoned no earlier than timeoutSeconds + 5 s")
+        assert.isBelow(longest.waited, 8_000, "abandoned before the server answered (9 s)")
+        assert.strictEqual(
+          longest.next.resourceVersion,
+          longest.stalled.resourceVersion,
+          "resumed from the same resourceVersion"
+        )
+        assert.strictEqual(lists(rec).length, 1, "no relist")
+        yield* converged(informer, seen, ns)
+      }),
+    { timeout: 20_000 }
+  )
 
-  it.scoped("dropped watches: resume from the last resourceVersion; changes made meanwhile arrive once", () =>
+  it.effect("dropped watches: resume from the last resourceVersion; changes made meanwhile arrive once", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const ns = yield* freshNamespace
@@ -253,7 +265,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       assert.isBelow(Number(resumed.resourceVersion), rvOf(a), "resumed from before the changes: replayed from history")
     }))
 
-  it.scoped("the next watches dropped right after opening: retried with backoff, no relist, nothing lost", () =>
+  it.effect("the next watches dropped right after opening: retried with backoff, no relist, nothing lost", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const ns = yield* freshNamespace
@@ -272,7 +284,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       assert.strictEqual(lists(rec).length, 1, "no relist")
     }))
 
-  it.scoped("410 as a watch ERROR event relists; an unchanged world emits nothing", () =>
+  it.effect("410 as a watch ERROR event relists; an unchanged world emits nothing", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const ns = yield* freshNamespace
@@ -288,7 +300,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       assert.deepStrictEqual(since(seen, mark), ["Update:b=1->2"], "the relist itself emitted nothing")
     }))
 
-  it.scoped("410 after compaction: the relist Deletes vanished objects, Updates changed ones, Creates new ones", () =>
+  it.effect("410 after compaction: the relist Deletes vanished objects, Updates changed ones, Creates new ones", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const ns = yield* freshNamespace
@@ -312,14 +324,14 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       assert.isAtLeast(watches(rec).length, 3)
     }))
 
-  it.scoped("410 on a list continue token restarts the list from page one; a partial list is never published", () =>
+  it.effect("410 on a list continue token restarts the list from page one; a partial list is never published", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const cluster = yield* TestCluster.TestCluster
       const ns = yield* freshNamespace
       /** Adds `name`, then forgets the history: the continue token of the ongoing list has expired. */
       const expireToken = (name: string) =>
-        Effect.zipRight(put(ns, name, "1"), faults.compactNow).pipe(
+        Effect.andThen(put(ns, name, "1"), faults.compactNow).pipe(
           Effect.provideService(TestCluster.TestCluster, cluster)
         )
       const names = ["o1", "o2", "o3", "o4", "o5", "o6", "o7"]
@@ -353,7 +365,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       assert.strictEqual(countRequests(env.log, from, `/namespaces/${ns}/configmaps?`, "continue=", " 410 "), 2)
     }))
 
-  it.scoped("500 and 503 answers to lists and watches: retried (client, then watcher backoff) until synced", () =>
+  it.effect("500 and 503 answers to lists and watches: retried (client, then watcher backoff) until synced", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const ns = yield* freshNamespace
@@ -381,7 +393,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       assert.strictEqual(lists(rec).length, 2, "no relist")
     }))
 
-  it.scoped("429 with Retry-After: a list is retried after it by the client; a watch is reopened no earlier", () =>
+  it.effect("429 with Retry-After: a list is retried after it by the client; a watch is reopened no earlier", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const ns = yield* freshNamespace
@@ -406,7 +418,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       assert.isAtLeast(Math.max(...gaps), 950, `a reconnect waited for Retry-After (gaps ${gaps.join(", ")} ms)`)
     }))
 
-  it.scoped("a garbled watch line is skipped and counted; the same connection goes on", () =>
+  it.effect("a garbled watch line is skipped and counted; the same connection goes on", () =>
     Effect.gen(function*() {
       const faults = yield* Faults.Faults
       const ns = yield* freshNamespace
@@ -424,7 +436,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       assert.strictEqual(rec.calls.length, calls, "no reconnect, no relist")
     }))
 
-  it.scoped("a custom resource failing its Schema is skipped and reported while the others sync and reconcile", () =>
+  it.effect("a custom resource failing its Schema is skipped and reported while the others sync and reconcile", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.TestCluster
       const client = yield* KubeClient.KubeClient
@@ -482,29 +494,39 @@ type Fault =
   | "watch503"
   | "watch429"
 
-const names = fc.constantFrom("a", "b", "c", "d")
-const step: fc.Arbitrary<Step> = fc.oneof(
-  { arbitrary: fc.record({ op: fc.constant("put" as const), name: names, value: fc.nat(3) }), weight: 4 },
-  { arbitrary: fc.record({ op: fc.constant("remove" as const), name: names }), weight: 2 },
-  { arbitrary: fc.record({ op: fc.constant("pause" as const), millis: fc.integer({ min: 0, max: 25 }) }), weight: 2 },
-  {
-    arbitrary: fc.record({
-      op: fc.constant("fault" as const),
-      fault: fc.constantFrom<Fault>(
-        "drop",
-        "dropNext",
-        "expireWatch",
-        "expireList",
-        "compact",
-        "garble",
-        "list500",
-        "watch500",
-        "watch503",
-        "watch429"
-      )
-    }),
-    weight: 3
-  }
+// effect 4.1 bundles no FastCheck: the same generators drawn with effect/Arbitrary (what it.prop runs); a weighted
+// choice draws a number below the total weight and takes the choice it falls on
+const between = (minimum: number, maximum: number) =>
+  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
+const pick = <const A extends ReadonlyArray<unknown>>(values: A): Arbitrary.Arbitrary<A[number]> =>
+  Arbitrary.map(between(0, values.length - 1), (i) => values[i])
+const weighted = <A>(...choices: ReadonlyArray<readonly [number, Arbitrary.Arbitrary<A>]>): Arbitrary.Arbitrary<A> =>
+  Arbitrary.flatMap(between(0, choices.reduce((n, [weight]) => n + weight, 0) - 1), (drawn) => {
+    let n = drawn
+    for (const [weight, arbitrary] of choices) {
+      if (n < weight) return arbitrary
+      n -= weight
+    }
+    return choices[choices.length - 1]![1]
+  })
+const names = pick(["a", "b", "c", "d"])
+const faultKinds: ReadonlyArray<Fault> = [
+  "drop",
+  "dropNext",
+  "expireWatch",
+  "expireList",
+  "compact",
+  "garble",
+  "list500",
+  "watch500",
+  "watch503",
+  "watch429"
+]
+const step: Arbitrary.Arbitrary<Step> = weighted<Step>(
+  [4, Arbitrary.all({ op: Arbitrary.Constant("put"), name: names, value: between(0, 3) })],
+  [2, Arbitrary.all({ op: Arbitrary.Constant("remove"), name: names })],
+  [2, Arbitrary.all({ op: Arbitrary.Constant("pause"), millis: between(0, 25) })],
+  [3, Arbitrary.all({ op: Arbitrary.Constant("fault"), fault: pick(faultKinds) })]
 )
 
 const inject = (ns: string, fault: Fault) =>
@@ -513,32 +535,32 @@ const inject = (ns: string, fault: Fault) =>
       case "drop":
         return faults.dropWatches
       case "dropNext":
-        return Effect.zipRight(faults.dropNextWatches(1), faults.dropWatches)
+        return Effect.andThen(faults.dropNextWatches(1), faults.dropWatches)
       case "expireWatch":
-        return Effect.zipRight(faults.expireNext("watch"), faults.dropWatches)
+        return Effect.andThen(faults.expireNext("watch"), faults.dropWatches)
       case "expireList":
-        return Effect.zipRight(
+        return Effect.andThen(
           faults.expireNext("list"),
-          Effect.zipRight(faults.expireNext("watch"), faults.dropWatches)
+          Effect.andThen(faults.expireNext("watch"), faults.dropWatches)
         )
       case "compact":
-        return Effect.zipRight(faults.compactNow, faults.dropWatches)
+        return Effect.andThen(faults.compactNow, faults.dropWatches)
       case "garble":
         return faults.garbleWatches
       case "list500":
         return faults.failRequests({ verbs: ["list"], namespaces: [ns], code: 500, count: 1 })
       case "watch500":
-        return Effect.zipRight(
+        return Effect.andThen(
           faults.failRequests({ verbs: ["watch"], namespaces: [ns], code: 500, count: 1 }),
           faults.dropWatches
         )
       case "watch503":
-        return Effect.zipRight(
+        return Effect.andThen(
           faults.failRequests({ verbs: ["watch"], namespaces: [ns], code: 503, count: 2 }),
           faults.dropWatches
         )
       case "watch429":
-        return Effect.zipRight(
+        return Effect.andThen(
           faults.failRequests({ verbs: ["watch"], namespaces: [ns], code: 429, retryAfterSeconds: 0, count: 1 }),
           faults.dropWatches
         )
@@ -549,7 +571,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP, property", 
   it.effect.prop(
     "random changes and faults: the cache ends equal to the server, subscribers saw every object's last state " +
       "and never a duplicate Create",
-    [fc.array(step, { maxLength: 6 }), fc.array(step, { minLength: 1, maxLength: 20 })],
+    [Arbitrary.array(step, { maxLength: 6 }), Arbitrary.array(step, { minLength: 1, maxLength: 20 })],
     ([before, during]) =>
       Effect.scoped(Effect.gen(function*() {
         const faults = yield* Faults.Faults
@@ -568,6 +590,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP, property", 
         yield* faults.reset // pending one-shot faults the watcher never reached
         yield* converged(informer, seen, ns)
       })),
-    { timeout: 60_000, fastCheck: { numRuns: 20 } }
+    // size 20: effect's Arbitrary caps array lengths at `size` (default 10); fast-check drew up to maxLength
+    { timeout: 60_000, arbitrary: { runs: 20, size: 20 } }
   )
 })

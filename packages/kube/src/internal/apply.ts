@@ -1,6 +1,7 @@
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Apply from "../Apply.js"
 import * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
@@ -49,8 +50,10 @@ type Run<A, M> = Effect.Effect<A, Apply.MutateError<M>, Apply.MutateContext<M>>
 
 const runMutate = <A, M extends Apply.Mutated<A>>(mutate: (current: A) => M, current: A): Run<A, M> =>
   Effect.suspend(() => {
-    const out = mutate(current)
-    return (Effect.isEffect(out) ? out : Effect.succeed(out)) as Run<A, M>
+    const out: unknown = mutate(current)
+    // a Result is no Effect in effect 4 (only Yieldable): lift it explicitly
+    const effect = Effect.isEffect(out) ? out : Result.isResult(out) ? Effect.fromResult(out) : Effect.succeed(out)
+    return effect as Run<A, M>
   })
 
 const keyOf = (object: HasMetadata, namespace: string | undefined): string => {

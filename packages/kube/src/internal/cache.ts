@@ -1,7 +1,7 @@
+import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import * as SynchronizedRef from "effect/SynchronizedRef"
-import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type * as Cache from "../Cache.js"
 import type * as Informer from "../Informer.js"
 import * as KubeClient from "../KubeClient.js"
@@ -45,20 +45,23 @@ export const listWatch = <A extends HasMetadata>(
 
 /** @internal */
 export const fromClient = (options?: Cache.Options) =>
-  Effect.flatMap(KubeClient.KubeClient, (client) =>
-    make((resource, selection) => listWatch(client, resource, selection), options, {
-      get: (resource, name, namespace) => client.get(resource, name, { namespace }),
-      list: (resource, namespace, labels) =>
-        Effect.map(
-          client.listAll(resource, {
-            namespace,
-            labelSelector: labels === undefined
-              ? undefined
-              : Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",")
-          }),
-          (list) => list.items
-        )
-    }))
+  Effect.flatMap(
+    KubeClient.KubeClient,
+    (client) =>
+      make((resource, selection) => listWatch(client, resource, selection), options, {
+        get: (resource, name, namespace) => client.get(resource, name, { namespace }),
+        list: (resource, namespace, labels) =>
+          Effect.map(
+            client.listAll(resource, {
+              namespace,
+              labelSelector: labels === undefined
+                ? undefined
+                : Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",")
+            }),
+            (list) => list.items
+          )
+      })
+  )
 
 /** Live reads for kinds the cache does not watch. @internal */
 export interface LiveReader {
@@ -101,7 +104,7 @@ export const make = (
         const existing = map.get(key)
         if (existing !== undefined) return Effect.succeed([existing as Informer.Informer<A>, map] as const)
         return internalInformer.make(listWatchFor(resource, selection), options.informer).pipe(
-          Scope.extend(scope),
+          Scope.provide(scope),
           Effect.map((created) => [created, new Map(map).set(key, created)] as const)
         )
       })
@@ -113,7 +116,7 @@ export const make = (
           (namespace === undefined ? undefined : map.get(informerKey(resource, { namespace }))))
 
     const missing = (resource: Resource.Resource<any>) =>
-      Effect.dieMessage(`Cache: ${resource.kind} is not watched and this cache has no live reader`)
+      Effect.die(new Error(`Cache: ${resource.kind} is not watched and this cache has no live reader`))
 
     const service: Cache.Cache.Service = {
       get: (resource, name, getOptions) =>

@@ -3,6 +3,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
+import * as Semaphore from "effect/Semaphore"
 import * as os from "node:os"
 import type * as EventRecorder from "../EventRecorder.js"
 import * as KubeClient from "../KubeClient.js"
@@ -13,7 +14,7 @@ type Json = Record<string, unknown>
 
 /** What the server has of one aggregated event (a series once `count` > 1). */
 interface Entry {
-  readonly lock: Effect.Semaphore
+  readonly lock: Semaphore.Semaphore
   /** Occurrences recorded. */
   count: number
   /** Occurrences the server has (or that a failed write gave up on). */
@@ -68,10 +69,10 @@ export const make = (
   Effect.gen(function*() {
     const client = yield* KubeClient.KubeClient
     // names must not collide between recorders (controllers, replicas) reporting at the same instant
-    const tag = (yield* Random.nextIntBetween(0, 0x10000)).toString(16).padStart(4, "0")
+    const tag = (yield* Random.nextIntBetween(0, 0x10000, { halfOpen: true })).toString(16).padStart(4, "0")
     const controller = options.controller
     const instance = options.instance ?? os.hostname()
-    const window = Duration.toMillis(Duration.decode(options.window ?? "10 minutes"))
+    const window = Duration.toMillis(Duration.fromInputUnsafe(options.window ?? "10 minutes"))
     const entries = new Map<string, Entry>()
     let sequence = 0
 
@@ -190,15 +191,15 @@ export const make = (
         const key = keyOf(object, event)
         let entry = entries.get(key)
         if (entry === undefined) {
-          entry = { lock: Effect.unsafeMakeSemaphore(1), count: 0, written: 0, lastObserved: now, name: undefined }
+          entry = { lock: Semaphore.makeUnsafe(1), count: 0, written: 0, lastObserved: now, name: undefined }
           entries.set(key, entry)
         }
         entry.count += 1
         entry.lastObserved = Math.max(entry.lastObserved, now)
         yield* entry.lock.withPermits(1)(flush(object, event, entry, entry.count))
       }).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
             ? Effect.failCause(cause)
             : Effect.logWarning("failed to record an event", Cause.pretty(cause)).pipe(
               Effect.annotateLogs({ controller, reason: event.reason, regarding: describe(object) })

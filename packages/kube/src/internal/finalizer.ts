@@ -7,8 +7,7 @@ import * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
 
 /** @internal */
-export const has = (object: HasMetadata, name: string): boolean =>
-  (object.metadata?.finalizers ?? []).includes(name)
+export const has = (object: HasMetadata, name: string): boolean => (object.metadata?.finalizers ?? []).includes(name)
 
 /** @internal */
 export const isDeleting = (object: HasMetadata): boolean => {
@@ -108,7 +107,7 @@ export const reconcile = <A extends HasMetadata, R1 = never, R2 = never>(
   ): Effect.Effect<void, Reconcile.Outcome, R1 | R2 | KubeClient.KubeClient> => {
     if (isDeleting(object)) {
       if (!has(object, name)) return Effect.void
-      return Effect.zipRight(
+      return Effect.andThen(
         Effect.annotateLogs(options.cleanup(object), "finalizer", name),
         release(object, attempt)
       )
@@ -143,7 +142,7 @@ export const reconcile = <A extends HasMetadata, R1 = never, R2 = never>(
     return KubeClient.patch(resource, object.metadata?.name ?? "", patch, patchOptions(object)).pipe(
       Effect.tap(() => Effect.logDebug(`removed finalizer ${name} from ${describe(object)}`)),
       Effect.asVoid,
-      Effect.catchAll((e) =>
+      Effect.catch((e) =>
         e._tag === "NotFound"
           ? Effect.void
           : isStale(e)

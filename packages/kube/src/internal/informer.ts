@@ -1,10 +1,11 @@
+import * as Event from "@reconcile/core/Event"
+import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import * as Source from "@reconcile/core/Source"
+import type * as Arr from "effect/Array"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
-import * as Event from "@reconcile/core/Event"
-import type { HasMetadata } from "@reconcile/core/ObjectMeta"
-import * as Source from "@reconcile/core/Source"
 import type * as Informer from "../Informer.js"
 import type * as Watcher from "../Watcher.js"
 import * as Watch from "../Watcher.js"
@@ -19,6 +20,8 @@ export const stripManagedFields = <A extends HasMetadata>(object: A): A => {
 }
 
 const rv = (object: HasMetadata) => object.metadata?.resourceVersion
+
+const isNonEmpty = <A>(as: Array<A>): as is Arr.NonEmptyArray<A> => as.length > 0
 
 /**
  * The reflector: applies watcher events to the store and returns the core
@@ -84,10 +87,10 @@ export const make = <A extends HasMetadata>(
     // one synchronous step. A subscriber notes the number its snapshot of the store corresponds to
     // and skips older batches still in its queue: nothing is seen twice, nothing is missed.
     let published = 0
-    const pubsub = yield* PubSub.unbounded<readonly [number, ReadonlyArray<Event.Event<A>>]>()
+    const pubsub = yield* PubSub.unbounded<readonly [number, Arr.NonEmptyReadonlyArray<Event.Event<A>>]>()
     const synced = yield* Deferred.make<void>()
     yield* Watch.watch(listWatch, options.watcher).pipe(
-      Stream.runForEachChunk((chunk) =>
+      Stream.runForEachArray((chunk) =>
         Effect.suspend(() => {
           let initDone = false
           const batch: Array<Event.Event<A>> = []
@@ -96,13 +99,14 @@ export const make = <A extends HasMetadata>(
             for (const e of events) batch.push(e)
             if (event._tag === "InitDone") initDone = true
           }
-          if (batch.length > 0) pubsub.unsafeOffer([++published, batch])
+          if (isNonEmpty(batch)) PubSub.publishUnsafe(pubsub, [++published, batch])
           return initDone ? Deferred.succeed(synced, undefined) : Effect.void
         })
       ),
       Effect.forkScoped
     )
-    const events: Stream.Stream<Event.Event<A>> = Stream.unwrapScoped(
+    // A batch stays one chunk for subscribers (`flattenArray`).
+    const events: Stream.Stream<Event.Event<A>> = Stream.unwrap(
       Effect.flatMap(PubSub.subscribe(pubsub), (subscription) =>
         Effect.sync(() => {
           const seen = published
@@ -111,9 +115,10 @@ export const make = <A extends HasMetadata>(
             : []
           return Stream.concat(
             Stream.fromIterable(existing),
-            Stream.fromQueue(subscription).pipe(
+            Stream.fromSubscription(subscription).pipe(
               Stream.filter(([n]) => n > seen),
-              Stream.mapConcat(([, batch]) => batch)
+              Stream.map(([, batch]) => batch),
+              Stream.flattenArray
             )
           )
         }))

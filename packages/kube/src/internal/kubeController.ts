@@ -1,10 +1,10 @@
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Controller from "@reconcile/core/Controller"
 import * as Handler from "@reconcile/core/Handler"
 import { Manager } from "@reconcile/core/Manager"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Predicate } from "@reconcile/core/Predicates"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Cache from "../Cache.js"
 import type * as KubeController from "../KubeController.js"
 
@@ -37,7 +37,9 @@ export const make = <A extends HasMetadata, E, R, RW>(config: KubeController.Con
     }
     for (const w of config.watches ?? []) {
       const informer = yield* cache.informer(w.resource, w.selection)
-      watches.push(Controller.watch(informer.source, Handler.fromMap(w.map), ...withFilter(w.predicates, config.eventFilter)))
+      watches.push(
+        Controller.watch(informer.source, Handler.fromMap(w.map), ...withFilter(w.predicates, config.eventFilter))
+      )
     }
     const reconcile = "reconcile" in config
       ? (request: { readonly name: string; readonly namespace: string | undefined }) => {

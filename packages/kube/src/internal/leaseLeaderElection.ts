@@ -11,7 +11,7 @@ import type * as Scope from "effect/Scope"
 import * as Os from "node:os"
 import * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
-import { type Options, LeaseLeaderElectionError } from "../LeaseLeaderElection.js"
+import { LeaseLeaderElectionError, type Options } from "../LeaseLeaderElection.js"
 import * as Resource from "../Resource.js"
 
 /** `metav1.MicroTime`: RFC 3339 with microseconds. */
@@ -31,14 +31,17 @@ const recordKey = (spec: LeaseSpec | undefined): string =>
 
 /** @internal */
 export const defaultIdentity: Effect.Effect<string> = Effect.map(
-  Effect.all([Random.nextIntBetween(0, 0x10000000), Random.nextIntBetween(0, 0x10000000)]),
+  Effect.all([
+    Random.nextIntBetween(0, 0x10000000, { halfOpen: true }),
+    Random.nextIntBetween(0, 0x10000000, { halfOpen: true })
+  ]),
   ([a, b]) => `${Os.hostname()}_${a.toString(16).padStart(7, "0")}${b.toString(16).padStart(7, "0")}`
 )
 
 const validate = (options: Options) => {
-  const leaseDuration = Duration.toMillis(Duration.decode(options.leaseDuration ?? "15 seconds"))
-  const renewDeadline = Duration.toMillis(Duration.decode(options.renewDeadline ?? "10 seconds"))
-  const retryPeriod = Duration.toMillis(Duration.decode(options.retryPeriod ?? "2 seconds"))
+  const leaseDuration = Duration.toMillis(options.leaseDuration ?? "15 seconds")
+  const renewDeadline = Duration.toMillis(options.renewDeadline ?? "10 seconds")
+  const retryPeriod = Duration.toMillis(options.retryPeriod ?? "2 seconds")
   const jitter = options.jitter ?? 0
   const fail = (reason: string) => Effect.fail(new LeaseLeaderElectionError({ reason }))
   if (options.name === "") return fail("name must not be empty")
@@ -134,7 +137,7 @@ export const make = (
       observe(updated, yield* Clock.currentTimeMillis)
       return Option.some(start)
     }).pipe(
-      Effect.catchAll((error) =>
+      Effect.catch((error) =>
         Effect.sync(() => {
           lastFailure = error.message
           return Option.none()
@@ -186,7 +189,8 @@ export const make = (
       yield* Effect.logInfo("acquired leadership")
       yield* renew(acquiredAt)
       leader = false
-      const reason = `no renewal of lease ${lease} succeeded within ${Duration.format(renewDeadline)}: ${lastFailure}`
+      const within = Duration.format(Duration.millis(renewDeadline))
+      const reason = `no renewal of lease ${lease} succeeded within ${within}: ${lastFailure}`
       yield* Deferred.succeed(lost, new LeadershipLost({ identity, reason }))
       yield* Effect.logWarning("leadership lost").pipe(Effect.annotateLogs({ reason }))
     })
@@ -210,13 +214,13 @@ export const make = (
       yield* Effect.logInfo("released leadership")
     }).pipe(
       Effect.timeout(Duration.millis(renewDeadline)),
-      Effect.catchAll((error) =>
+      Effect.catch((error) =>
         Effect.logWarning("could not release the lease").pipe(Effect.annotateLogs({ error: error.message }))
       )
     )
 
     const annotate = Effect.annotateLogs({ lease, identity })
-    const fiber = yield* Effect.forkDaemon(annotate(run))
+    const fiber = yield* Effect.forkDetach(annotate(run))
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         yield* Fiber.interrupt(fiber)

@@ -12,17 +12,27 @@ type Json = Record<string, unknown>
 
 const declared = new WeakMap<object, boolean>()
 
+/**
+ * Whether the AST is a struct with the property `name`. Effect 4 keeps refinements (`checks`) and transformations
+ * (`encoding`) on the node itself; suspensions are looked through, and a class (a `Declaration`) through the struct
+ * it is encoded as, as effect 3's `getPropertySignatures` did.
+ */
+const hasField = (ast: SchemaAST.AST, name: string, depth = 0): boolean => {
+  if (SchemaAST.isObjects(ast)) return ast.propertySignatures.some((p) => p.name === name)
+  if (depth >= 8) return false
+  if (SchemaAST.isSuspend(ast)) return hasField(ast.thunk(), name, depth + 1)
+  if (SchemaAST.isDeclaration(ast) && ast.encoding !== undefined) {
+    return hasField(SchemaAST.toEncoded(ast), name, depth + 1)
+  }
+  return false
+}
+
 /** Whether the status Schema of a custom resource has an `observedGeneration` field. */
 const declaresObservedGeneration = <A extends HasMetadata>(resource: Resource.Resource<A>): boolean => {
   if (!Resource.isCustom(resource) || resource.status === undefined) return false
   const cached = declared.get(resource)
   if (cached !== undefined) return cached
-  let result = false
-  try {
-    result = SchemaAST.getPropertySignatures(resource.status.ast).some((p) => p.name === "observedGeneration")
-  } catch {
-    result = false
-  }
+  const result = hasField(resource.status.ast, "observedGeneration")
   declared.set(resource, result)
   return result
 }

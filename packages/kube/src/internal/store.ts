@@ -33,8 +33,10 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
   readonly getByKey = (key: string): A | undefined => this.objects.get(key)
 
   readonly list = (
-    options: { readonly namespace?: string | undefined; readonly labels?: Readonly<Record<string, string>> | undefined } =
-      {}
+    options: {
+      readonly namespace?: string | undefined
+      readonly labels?: Readonly<Record<string, string>> | undefined
+    } = {}
   ): ReadonlyArray<A> => {
     const candidates = options.namespace === undefined
       ? this.objects.values()

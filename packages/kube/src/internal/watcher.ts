@@ -1,12 +1,14 @@
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
+import type * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import type * as Pull from "effect/Pull"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import * as Stream from "effect/Stream"
-import * as Take from "effect/Take"
 import type * as KubeError from "../KubeError.js"
 import type * as Watcher from "../Watcher.js"
 import { WatcherEvent } from "../Watcher.js"
@@ -37,51 +39,118 @@ class Relist {
 
 /**
  * Fails with `IdleTimeout` once `self` has delivered nothing for `timeout`. The stream is read by a fiber into a
- * small queue, and a watchdog fiber fails the output when no chunk arrived for `timeout` (a consumer that is still
- * busy with earlier chunks does not count as idle). `Stream.timeoutFail` would race a timer against every pull,
+ * small queue of chunks, and a watchdog fiber fails the output when no chunk arrived for `timeout` (a consumer that
+ * is still busy with earlier chunks does not count as idle). `Stream.timeout` would race a timer against every pull,
  * which costs more than the rest of the watcher's work when the server sends one event per chunk, as it does.
+ *
+ * Each chunk of `self` stays one chunk of the output (a queue of non-empty arrays, flattened array by array). The
+ * queue's end (`Queue.end`) and failure (`Queue.failCause`) let the chunks already queued drain first. Both fibers
+ * live in the stream's scope (`Stream.unwrap` keeps it open while the stream runs) and are interrupted with it.
  */
-const idle = (timeout: Duration.Duration) =>
-<A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | IdleTimeout, R> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
-    const clock = yield* Effect.clock
-    const millis = Duration.toMillis(timeout)
-    const queue = yield* Effect.acquireRelease(Queue.bounded<Take.Take<A, E | IdleTimeout>>(16), Queue.shutdown)
-    let last = clock.unsafeCurrentTimeMillis()
-    let offering = false
-    const arrived = () => {
-      last = clock.unsafeCurrentTimeMillis()
-    }
-    yield* self.pipe(
-      Stream.runForEachChunk((chunk) =>
-        Effect.suspend(() => {
-          arrived()
-          offering = true
-          return Effect.ensuring(
-            Queue.offer(queue, Take.chunk(chunk)),
-            Effect.sync(() => {
-              offering = false
-              arrived()
-            })
-          )
+const idle =
+  (timeout: Duration.Duration) => <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | IdleTimeout, R> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const clock = yield* Clock.Clock
+      const millis = Duration.toMillis(timeout)
+      const queue = yield* Effect.acquireRelease(
+        Queue.bounded<Arr.NonEmptyReadonlyArray<A>, E | IdleTimeout | Cause.Done>(16),
+        Queue.shutdown
+      )
+      let last = clock.currentTimeMillisUnsafe()
+      let offering = false
+      const arrived = () => {
+        last = clock.currentTimeMillisUnsafe()
+      }
+      yield* self.pipe(
+        Stream.runForEachArray((chunk) =>
+          Effect.suspend(() => {
+            arrived()
+            offering = true
+            return Effect.ensuring(
+              Queue.offer(queue, chunk),
+              Effect.sync(() => {
+                offering = false
+                arrived()
+              })
+            )
+          })
+        ),
+        Effect.matchCauseEffect({
+          onFailure: (cause) => Queue.failCause(queue, cause),
+          onSuccess: () => Queue.end(queue)
+        }),
+        Effect.forkScoped
+      )
+      const watchdog: Effect.Effect<void> = Effect.suspend(() => {
+        if (offering) arrived()
+        const left = last + millis - clock.currentTimeMillisUnsafe()
+        return left <= 0
+          ? Effect.asVoid(Queue.fail(queue, new IdleTimeout()))
+          : Effect.andThen(Effect.sleep(Duration.millis(left)), watchdog)
+      })
+      yield* Effect.forkScoped(watchdog)
+      return Stream.flattenArray(Stream.fromQueue(queue))
+    }))
+
+/**
+ * Turns raw watch events into watcher events a whole chunk at a time, synchronously (per-event effects cost more
+ * than the work itself). The resourceVersion advances only when the chunk's events are emitted, so an error in the
+ * middle of a chunk resumes from before it (the server replays) and nothing is skipped. A chunk that emits nothing
+ * (bookmarks, undecodable lines) pulls the next one: stream chunks are never empty.
+ */
+const toWatcherEvents = <A, E>(
+  self: Stream.Stream<Watcher.RawEvent<A>, E>,
+  listWatch: Watcher.ListWatch<A>,
+  state: { resourceVersion: string | undefined; failures: number },
+  skipUndecodable: (error: KubeError.Decode) => Effect.Effect<void>
+): Stream.Stream<Watcher.WatcherEvent<A>, E | KubeError.KubeError | Relist> =>
+  Stream.transformPull(self, (pull) =>
+    Effect.sync(() => {
+      const skipAll = (undecodable: ReadonlyArray<KubeError.Decode>) =>
+        Effect.forEach(undecodable, skipUndecodable, { discard: true })
+      const next: Pull.Pull<Arr.NonEmptyReadonlyArray<Watcher.WatcherEvent<A>>, E | KubeError.KubeError | Relist> =
+        Effect.flatMap(pull, (chunk) => {
+          const out: Array<Watcher.WatcherEvent<A>> = []
+          const undecodable: Array<KubeError.Decode> = []
+          let resourceVersion = state.resourceVersion
+          let progressed = false
+          for (const event of chunk) {
+            switch (event._tag) {
+              case "Added":
+              case "Modified":
+              case "Deleted": {
+                resourceVersion = listWatch.resourceVersion(event.object) ?? resourceVersion
+                progressed = true
+                out.push(
+                  event._tag === "Deleted"
+                    ? WatcherEvent.Delete({ object: event.object })
+                    : WatcherEvent.Apply({ object: event.object })
+                )
+                break
+              }
+              case "Bookmark":
+                resourceVersion = event.resourceVersion
+                progressed = true
+                break
+              case "Error":
+                return Effect.andThen(
+                  skipAll(undecodable),
+                  Effect.fail(event.error._tag === "Gone" ? new Relist() : event.error)
+                )
+              case "Undecodable":
+                undecodable.push(event.error)
+                break
+            }
+          }
+          state.resourceVersion = resourceVersion
+          if (progressed) state.failures = 0
+          const emit = isNonEmpty(out) ? Effect.succeed(out) : next
+          return undecodable.length === 0 ? emit : Effect.andThen(skipAll(undecodable), emit)
         })
-      ),
-      Effect.matchCauseEffect({
-        onFailure: (cause) => Queue.offer(queue, Take.failCause(cause)),
-        onSuccess: () => Queue.offer(queue, Take.end)
-      }),
-      Effect.forkScoped
-    )
-    const watchdog: Effect.Effect<void> = Effect.suspend(() => {
-      if (offering) arrived()
-      const left = last + millis - clock.unsafeCurrentTimeMillis()
-      return left <= 0
-        ? Queue.offer(queue, Take.fail(new IdleTimeout()))
-        : Effect.zipRight(Effect.sleep(Duration.millis(left)), watchdog)
-    })
-    yield* Effect.forkScoped(watchdog)
-    return Stream.flattenTake(Stream.fromQueue(queue))
-  }))
+      return next
+    }))
+
+const isNonEmpty = <A>(as: Array<A>): as is Arr.NonEmptyArray<A> => as.length > 0
 
 /** @internal */
 export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Options = {}): Stream.Stream<
@@ -112,23 +181,28 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
           ? Duration.toMillis(error.retryAfter)
           : 0
         const delay = Math.max(retryAfter, Math.min(max, Math.max(0, base * factor)))
-        yield* Metric.increment(Metric.tagged(Metric.tagged(errorsTotal, "watch", tags.watch), "error", error._tag))
+        yield* Metric.update(Metric.withAttributes(errorsTotal, { watch: tags.watch, error: error._tag }), 1)
         yield* Effect.logWarning("watcher error; retrying").pipe(
-          Effect.annotateLogs({ ...tags, error: error._tag, detail: error.message ?? "", retryInMillis: Math.round(delay) })
+          Effect.annotateLogs({
+            ...tags,
+            error: error._tag,
+            detail: error.message ?? "",
+            retryInMillis: Math.round(delay)
+          })
         )
         yield* Effect.sleep(Duration.millis(delay))
       })
 
     const skipUndecodable = (error: KubeError.Decode) =>
-      Effect.zipRight(
-        Metric.increment(Metric.tagged(undecodableTotal, "watch", tags.watch)),
+      Effect.andThen(
+        Metric.update(Metric.withAttributes(undecodableTotal, tags), 1),
         Effect.logWarning("skipping an object that does not decode").pipe(
           Effect.annotateLogs({ ...tags, issue: error.issue })
         )
       )
 
-    const relist = Effect.zipRight(
-      Metric.increment(Metric.tagged(relistsTotal, "watch", tags.watch)),
+    const relist = Effect.andThen(
+      Metric.update(Metric.withAttributes(relistsTotal, tags), 1),
       Effect.sync(() => {
         state.resourceVersion = undefined
       })
@@ -141,18 +215,20 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
      */
     const listPhase: Stream.Stream<Watcher.WatcherEvent<A>, KubeError.KubeError | Relist> = Stream.concat(
       Stream.make(WatcherEvent.Init()),
-      Stream.paginateChunkEffect(undefined as string | undefined, (cursor) =>
+      Stream.paginate(undefined as string | undefined, (cursor) =>
         listWatch.list({ limit: pageSize, continue: cursor }).pipe(
           Effect.mapError((error): KubeError.KubeError | Relist =>
             error._tag === "Gone" && cursor !== undefined ? new Relist() : error
           ),
-          Effect.tap((page) => Effect.forEach(page.undecodable ?? [], skipUndecodable, { discard: true })),
+          Effect.tap((page) =>
+            Effect.forEach(page.undecodable ?? [], skipUndecodable, { discard: true })
+          ),
           Effect.map((page) => {
             const next = page.continue === undefined || page.continue === "" ? undefined : page.continue
             if (next === undefined) state.resourceVersion = page.resourceVersion
             return [
-              Chunk.fromIterable(page.items.map((object) => WatcherEvent.InitApply({ object }))),
-              Option.fromNullable(next)
+              page.items.map((object) => WatcherEvent.InitApply({ object })),
+              Option.fromUndefinedOr(next)
             ] as const
           })
         )).pipe(
@@ -172,61 +248,21 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
         listWatch.watch({ resourceVersion: state.resourceVersion!, allowWatchBookmarks: true, timeoutSeconds })
       ).pipe(
         idle(idleTimeout),
-        // A whole chunk at a time, synchronously: per-event effects cost more than the work itself.
-        // The resourceVersion advances only when the chunk's events are emitted, so an error in the
-        // middle of a chunk resumes from before it (the server replays) and nothing is skipped.
-        Stream.mapChunksEffect((chunk) => {
-          const out: Array<Watcher.WatcherEvent<A>> = []
-          const undecodable: Array<KubeError.Decode> = []
-          let resourceVersion = state.resourceVersion
-          let progressed = false
-          for (const event of chunk) {
-            switch (event._tag) {
-              case "Added":
-              case "Modified":
-              case "Deleted": {
-                resourceVersion = listWatch.resourceVersion(event.object) ?? resourceVersion
-                progressed = true
-                out.push(
-                  event._tag === "Deleted"
-                    ? WatcherEvent.Delete({ object: event.object })
-                    : WatcherEvent.Apply({ object: event.object })
-                )
-                break
-              }
-              case "Bookmark":
-                resourceVersion = event.resourceVersion
-                progressed = true
-                break
-              case "Error":
-                return Effect.zipRight(
-                  Effect.forEach(undecodable, skipUndecodable, { discard: true }),
-                  Effect.fail(event.error._tag === "Gone" ? new Relist() : event.error)
-                )
-              case "Undecodable":
-                undecodable.push(event.error)
-                break
-            }
-          }
-          state.resourceVersion = resourceVersion
-          if (progressed) state.failures = 0
-          const emitted = Chunk.unsafeFromArray(out)
-          return undecodable.length === 0
-            ? Effect.succeed(emitted)
-            : Effect.as(Effect.forEach(undecodable, skipUndecodable, { discard: true }), emitted)
-        })
+        (events) => toWatcherEvents(events, listWatch, state, skipUndecodable)
       )
 
     const phase = Stream.suspend(() => state.resourceVersion === undefined ? listPhase : watchPhase).pipe(
-      Stream.catchAll((error) => {
-        if (error._tag === "Relist") return Stream.execute(relist)
-        if (error._tag === "Gone") return Stream.execute(relist)
+      Stream.catch((error) => {
+        if (error._tag === "Relist") return Stream.fromEffectDrain(relist)
+        if (error._tag === "Gone") return Stream.fromEffectDrain(relist)
         if (error._tag === "IdleTimeout") {
-          return Stream.execute(Effect.logWarning("watch idle past its timeout; reconnecting").pipe(
-            Effect.annotateLogs(tags)
-          ))
+          return Stream.fromEffectDrain(
+            Effect.logWarning("watch idle past its timeout; reconnecting").pipe(
+              Effect.annotateLogs(tags)
+            )
+          )
         }
-        return Stream.execute(backoff(error))
+        return Stream.fromEffectDrain(backoff(error))
       })
     )
     return Stream.forever(phase)

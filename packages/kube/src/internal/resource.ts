@@ -43,15 +43,20 @@ interface Descriptor {
   readonly sensitive?: boolean | undefined
 }
 
+// A lone UTF-16 surrogate is no text: encodeURIComponent throws on it. It becomes U+FFFD (as
+// String.prototype.toWellFormed does), so a path is always built and the server answers (404), never a throw.
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+const encodeSegment = (segment: string): string => encodeURIComponent(segment.replace(loneSurrogate, "\uFFFD"))
+
 const pathBuilder = (d: Descriptor) => {
   const prefix = d.group === "" ? `/api/${d.version}` : `/apis/${d.group}/${d.version}`
   return (options?: Resource.PathOptions): string => {
     let path = prefix
     if (d.namespaced && options?.namespace !== undefined && options.namespace !== "") {
-      path += `/namespaces/${encodeURIComponent(options.namespace)}`
+      path += `/namespaces/${encodeSegment(options.namespace)}`
     }
     path += `/${d.plural}`
-    if (options?.name !== undefined) path += `/${encodeURIComponent(options.name)}`
+    if (options?.name !== undefined) path += `/${encodeSegment(options.name)}`
     if (options?.subresource !== undefined) path += `/${options.subresource}`
     return path
   }

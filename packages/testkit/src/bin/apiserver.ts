@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * Runs the test API server standalone:
  * `npm run apiserver -- [--port N] [--kubeconfig PATH]`.

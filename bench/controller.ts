@@ -12,12 +12,12 @@
  *
  * Writes bench/results/controller.json. Run with `npm run bench:controller`.
  */
+import { Controller, Event, Handler, Predicates, Source } from "@reconcile/core"
 import { Deferred, Duration, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
-import { Controller, Event, Handler, Predicates, Source } from "@reconcile/core"
 
 interface Obj {
   readonly metadata: { readonly name: string; readonly namespace: string; readonly generation: number }
@@ -37,7 +37,11 @@ const throughput = (run: number) =>
     yield* Controller.make({
       name: `bench-throughput-${run}`,
       watches: [
-        Controller.watch(Source.fromStream("objects", Stream.fromIterable(events)), Handler.forObject, Predicates.generationChanged)
+        Controller.watch(
+          Source.fromStream("objects", Stream.fromIterable(events)),
+          Handler.forObject,
+          Predicates.generationChanged
+        )
       ],
       reconcile: () => ++count === N ? Deferred.succeed(finished, undefined) : Effect.void,
       options: { maxConcurrentReconciles: 4 }

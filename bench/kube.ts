@@ -23,6 +23,14 @@
  * BENCH_SYNC_SMALL (10000), BENCH_SYNC_LARGE (100000), BENCH_WATCH_EVENTS (50000).
  */
 import * as k8s from "@kubernetes/client-node"
+import * as Cache from "@reconcile/kube/Cache"
+import * as Informer from "@reconcile/kube/Informer"
+import * as Kube from "@reconcile/kube/Kube"
+import * as KubeClient from "@reconcile/kube/KubeClient"
+import * as Resource from "@reconcile/kube/Resource"
+import * as Watcher from "@reconcile/kube/Watcher"
+import * as TestApiServer from "@reconcile/testkit/TestApiServer"
+import * as TestCluster from "@reconcile/testkit/TestCluster"
 import { Deferred, Effect, Layer, ManagedRuntime, Stream } from "effect"
 import * as fs from "node:fs"
 import * as https from "node:https"
@@ -32,14 +40,6 @@ import { performance } from "node:perf_hooks"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
-import * as Cache from "@reconcile/kube/Cache"
-import * as Informer from "@reconcile/kube/Informer"
-import * as Kube from "@reconcile/kube/Kube"
-import * as KubeClient from "@reconcile/kube/KubeClient"
-import * as Resource from "@reconcile/kube/Resource"
-import * as Watcher from "@reconcile/kube/Watcher"
-import * as TestApiServer from "@reconcile/testkit/TestApiServer"
-import * as TestCluster from "@reconcile/testkit/TestCluster"
 
 const SMALL = Number(process.env.BENCH_SYNC_SMALL ?? 10_000)
 const LARGE = Number(process.env.BENCH_SYNC_LARGE ?? 100_000)
@@ -241,16 +241,18 @@ const main = async () => {
 
   const oursSync = async (namespace: string, n: number, options: Informer.Options<Resource.ConfigMap>) => {
     const before = await settle()
-    const { millis, after } = await ours.runPromise(Effect.gen(function*() {
-      const client = yield* KubeClient.KubeClient
-      const t0 = performance.now()
-      const cache = yield* Cache.make((r, s) => Cache.listWatch(client, r, s), { informer: options })
-      const informer = yield* cache.informer(Resource.ConfigMap, { namespace })
-      yield* informer.synced
-      const millis = performance.now() - t0
-      if (informer.store.size() !== n) throw new Error(`ours: ${informer.store.size()} objects, expected ${n}`)
-      return { millis, after: heapUsed() }
-    }).pipe(Effect.scoped))
+    const { millis, after } = await ours.runPromise(
+      Effect.gen(function*() {
+        const client = yield* KubeClient.KubeClient
+        const t0 = performance.now()
+        const cache = yield* Cache.make((r, s) => Cache.listWatch(client, r, s), { informer: options })
+        const informer = yield* cache.informer(Resource.ConfigMap, { namespace })
+        yield* informer.synced
+        const millis = performance.now() - t0
+        if (informer.store.size() !== n) throw new Error(`ours: ${informer.store.size()} objects, expected ${n}`)
+        return { millis, after: heapUsed() }
+      }).pipe(Effect.scoped)
+    )
     const released = await settle()
     return { millis, bytesPerObject: perObject(before, after, released, n) } satisfies SyncRun
   }
@@ -312,18 +314,22 @@ const main = async () => {
       theirs.push(await theirsSync(namespace, n))
       if (r < heavyRuns) oursDefault.push(await oursSync(namespace, n, {}))
       oursOnePage.push(await oursSync(namespace, n, { watcher: { pageSize: n } }))
-      log(`  ${n}: run ${r + 1}: makeInformer ${round(theirs.at(-1)!.millis)} ms, ours ${
-        r < heavyRuns ? round(oursDefault.at(-1)!.millis) : "-"
-      } ms (500/page), ${round(oursOnePage.at(-1)!.millis)} ms (one page)`)
+      log(
+        `  ${n}: run ${r + 1}: makeInformer ${round(theirs.at(-1)!.millis)} ms, ours ${
+          r < heavyRuns ? round(oursDefault.at(-1)!.millis) : "-"
+        } ms (500/page), ${round(oursOnePage.at(-1)!.millis)} ms (one page)`
+      )
     }
     const oursKeepFields = await oursSync(namespace, n, { transform: (o) => o, watcher: { pageSize: n } })
     const serverPaged = await server.call({ op: "listCost", namespace, limit: 500 })
     const serverSingle = await server.call({ op: "listCost", namespace, limit: undefined })
     const rawPaged = await rawFetch(namespace, 500)
     const rawSingle = await rawFetch(namespace, undefined)
-    log(`  ${n}: server-side list cost ${round(serverPaged.millis)} ms (500/page, ${serverPaged.pages} pages), ${
-      round(serverSingle.millis)
-    } ms (one page); raw HTTPS fetch ${round(rawPaged)} / ${round(rawSingle)} ms`)
+    log(
+      `  ${n}: server-side list cost ${round(serverPaged.millis)} ms (500/page, ${serverPaged.pages} pages), ${
+        round(serverSingle.millis)
+      } ms (one page); raw HTTPS fetch ${round(rawPaged)} / ${round(rawSingle)} ms`
+    )
     // (deleting a namespace is quadratic in the testkit: the large one stays)
     if (cleanUp) await server.call({ op: "deleteNamespace", namespace })
     return {
@@ -381,33 +387,35 @@ const main = async () => {
     }))
 
   const oursWatch = (level: "informer" | "watcher") =>
-    ours.runPromise(Effect.gen(function*() {
-      const client = yield* KubeClient.KubeClient
-      const go = yield* Deferred.make<void>()
-      const done = yield* Deferred.make<number>()
-      const real = Cache.listWatch(client, Resource.ConfigMap, { namespace })
-      // an empty list at `from`: the watch then replays the EVENTS updates
-      const listWatch: Watcher.ListWatch<Resource.ConfigMap> = {
-        ...real,
-        list: () => Effect.as(Deferred.await(go), { items: [], resourceVersion: from })
-      }
-      let count = 0
-      const tick = Effect.suspend(() => ++count === EVENTS ? Deferred.succeed(done, performance.now()) : Effect.void)
-      if (level === "informer") {
-        const informer = yield* Informer.make(listWatch)
-        yield* informer.events.pipe(Stream.runForEach(() => tick), Effect.forkScoped)
-      } else {
-        yield* Watcher.watch(listWatch).pipe(
-          Stream.runForEach((e) => e._tag === "Apply" ? tick : Effect.void),
-          Effect.forkScoped
-        )
-      }
-      yield* Effect.sleep("20 millis") // the subscriber is in place
-      const t0 = performance.now()
-      yield* Deferred.succeed(go, undefined)
-      const t1 = yield* Deferred.await(done)
-      return EVENTS / ((t1 - t0) / 1000)
-    }).pipe(Effect.scoped))
+    ours.runPromise(
+      Effect.gen(function*() {
+        const client = yield* KubeClient.KubeClient
+        const go = yield* Deferred.make<void>()
+        const done = yield* Deferred.make<number>()
+        const real = Cache.listWatch(client, Resource.ConfigMap, { namespace })
+        // an empty list at `from`: the watch then replays the EVENTS updates
+        const listWatch: Watcher.ListWatch<Resource.ConfigMap> = {
+          ...real,
+          list: () => Effect.as(Deferred.await(go), { items: [], resourceVersion: from })
+        }
+        let count = 0
+        const tick = Effect.suspend(() => ++count === EVENTS ? Deferred.succeed(done, performance.now()) : Effect.void)
+        if (level === "informer") {
+          const informer = yield* Informer.make(listWatch)
+          yield* informer.events.pipe(Stream.runForEach(() => tick), Effect.forkScoped)
+        } else {
+          yield* Watcher.watch(listWatch).pipe(
+            Stream.runForEach((e) => e._tag === "Apply" ? tick : Effect.void),
+            Effect.forkScoped
+          )
+        }
+        yield* Effect.sleep("20 millis") // the subscriber is in place
+        const t0 = performance.now()
+        yield* Deferred.succeed(go, undefined)
+        const t1 = yield* Deferred.await(done)
+        return EVENTS / ((t1 - t0) / 1000)
+      }).pipe(Effect.scoped)
+    )
 
   const theirsWatch = async () => {
     const informer = k8s.makeInformer(
@@ -491,15 +499,15 @@ const main = async () => {
     const raw = await rawWatch(true)
     rawRuns.push(raw.perSec)
     parseRuns.push(parseLimit(raw.lines))
-    log(`  watch run ${r + 1}: ours ${round(watchRuns.informer.at(-1)!)} ev/s (informer), ${
-      round(watchRuns.watcher.at(-1)!)
-    } (watcher), ${round(watchRuns.client.at(-1)!)} (client stream), makeInformer ${
-      round(watchRuns.theirs.at(-1)!)
-    }, raw HTTPS+parse ${round(raw.perSec)} (read only ${
-      round(transportRuns.at(-1)!)
-    }), parse ${
-      round(parseRuns.at(-1)!)
-    }`)
+    log(
+      `  watch run ${r + 1}: ours ${round(watchRuns.informer.at(-1)!)} ev/s (informer), ${
+        round(watchRuns.watcher.at(-1)!)
+      } (watcher), ${round(watchRuns.client.at(-1)!)} (client stream), makeInformer ${
+        round(watchRuns.theirs.at(-1)!)
+      }, raw HTTPS+parse ${round(raw.perSec)} (read only ${round(transportRuns.at(-1)!)}), parse ${
+        round(parseRuns.at(-1)!)
+      }`
+    )
   }
   const top = (xs: ReadonlyArray<number>) => Math.max(...xs)
 

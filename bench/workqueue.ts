@@ -5,11 +5,11 @@
  *
  * Writes bench/results/workqueue.json. Run with `npm run bench:workqueue`.
  */
+import { PriorityWorkqueue, Workqueue } from "@reconcile/workqueue"
 import { Effect, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { PriorityWorkqueue, Workqueue } from "@reconcile/workqueue"
 
 const KEYS = 10_000
 const keys = Array.from({ length: KEYS }, (_, i) => `default/object-${i}`)

@@ -7,10 +7,10 @@
  * cache index on Deployments (`configmap` → `namespace/name` of each
  * referenced ConfigMap): no list call per event.
  */
-import { Effect } from "effect"
 import { Request } from "@reconcile/core"
 import { asRetryable } from "@reconcile/core/Reconcile"
 import { Cache, KubeClient, KubeController, Resource } from "@reconcile/kube"
+import { Effect } from "effect"
 import { createHash } from "node:crypto"
 
 /** The pod-template annotation that carries the hash. */
@@ -53,8 +53,10 @@ export const make = Effect.gen(function*() {
   const cache = yield* Cache.Cache
   const deployments = yield* cache.informer(Resource.Deployment)
   const configMaps = yield* cache.informer(Resource.ConfigMap)
-  deployments.store.addIndex(configMapIndex, (d) =>
-    referencedConfigMaps(d).map((name) => `${d.metadata?.namespace}/${name}`))
+  deployments.store.addIndex(
+    configMapIndex,
+    (d) => referencedConfigMaps(d).map((name) => `${d.metadata?.namespace}/${name}`)
+  )
 
   return yield* KubeController.make({
     name: "config-rollout",

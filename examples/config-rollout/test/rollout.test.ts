@@ -1,15 +1,20 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Metric } from "effect"
 import { ControllerMetrics } from "@reconcile/core"
 import { Cache, Kube, KubeClient, Resource } from "@reconcile/kube"
 import { TestApiServer } from "@reconcile/testkit"
+import { Effect, Layer, Metric } from "effect"
 import * as Rollout from "../src/rollout.js"
 
-const env = Layer.unwrap(Effect.map(TestApiServer.TestApiServer, (server) =>
-  Cache.layer({ informer: { watcher: { initialBackoff: "10 millis", maxBackoff: "50 millis" } } }).pipe(
-    Layer.provideMerge(KubeClient.layer),
-    Layer.provide(Kube.layerFromFile(server.kubeconfigPath))
-  ))).pipe(Layer.provide(TestApiServer.layerWithCluster()))
+const env = Layer.unwrap(
+  Effect.map(
+    TestApiServer.TestApiServer,
+    (server) =>
+      Cache.layer({ informer: { watcher: { initialBackoff: "10 millis", maxBackoff: "50 millis" } } }).pipe(
+        Layer.provideMerge(KubeClient.layer),
+        Layer.provide(Kube.layerFromFile(server.kubeconfigPath))
+      )
+  )
+).pipe(Layer.provide(TestApiServer.layerWithCluster()))
 
 const deployment = (name: string, configMap: string | undefined) => ({
   apiVersion: "apps/v1",

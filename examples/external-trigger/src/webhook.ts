@@ -8,10 +8,10 @@
  * events do.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Controller, Event, Handler, type Reconcile, type Request, Source } from "@reconcile/core"
 import { Effect, Schema } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import { Controller, Event, Handler, type Reconcile, type Request, Source } from "@reconcile/core"
 import * as Http from "node:http"
 
 /** What a hook names: the thing to reconcile. */

@@ -8,8 +8,8 @@
  * with a `Terminal` outcome and a `Ready=False` condition saying why — a spec
  * the Schema rejected would never be reconciled at all.
  */
-import { Result, Schema } from "effect"
 import { Resource } from "@reconcile/kube"
+import { Result, Schema } from "effect"
 
 export const WebAppSpec = Schema.Struct({
   image: Schema.String.annotate({ description: "Container image to run" }),

@@ -2,9 +2,9 @@
  * The WebApp controller: `for` WebApp, `owns` its Deployment and Service,
  * reconciled by object with a finalizer around the apply/cleanup phases.
  */
-import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import { EventRecorder, Finalizer, KubeController, Resource } from "@reconcile/kube"
+import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
 import { applyWebApp, cleanupWebApp, fieldManager } from "./reconcile.js"
 import { WebApp } from "./WebApp.js"
 

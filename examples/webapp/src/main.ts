@@ -9,11 +9,11 @@
  *   cluster (`--install-crd` installs the CRD first).
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Console, Data, Effect, Exit, Layer, Logger, Metric, Option, References, Runtime } from "effect"
 import * as Manager from "@reconcile/core/Manager"
 import { Cache, Kube, KubeClient, Resource } from "@reconcile/kube"
 import { Simulators, TestApiServer } from "@reconcile/testkit"
 import { WorkqueueMetrics } from "@reconcile/workqueue"
+import { Cause, Console, Data, Effect, Exit, Layer, Logger, Metric, Option, References, Runtime } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -49,7 +49,9 @@ interface Args {
 const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, StartError> =>
   Effect.suspend(() => {
     let help = false
-    let kubeconfig = process.env.KUBECONFIG !== undefined && process.env.KUBECONFIG !== "" ? process.env.KUBECONFIG : undefined
+    let kubeconfig = process.env.KUBECONFIG !== undefined && process.env.KUBECONFIG !== ""
+      ? process.env.KUBECONFIG
+      : undefined
     let installCrd = false
     let namespace = "default"
     let metricsPort = 0
@@ -87,7 +89,9 @@ const onOutcome = (app: WebApp, exit: Exit.Exit<void, unknown>) =>
     const queueDepth = (yield* depth).value
     const deleting = app.metadata.deletionTimestamp !== undefined ? " (deleting)" : ""
     yield* Console.log(
-      `  ${new Date().toISOString().slice(11, 23)} reconcile ${key} gen=${app.metadata.generation}${deleting} → ${Controller.describeExit(exit as never)}  [queue depth ${queueDepth}]`
+      `  ${new Date().toISOString().slice(11, 23)} reconcile ${key} gen=${app.metadata.generation}${deleting} → ${
+        Controller.describeExit(exit as never)
+      }  [queue depth ${queueDepth}]`
     )
   })
 
@@ -108,7 +112,9 @@ const preflight = (args: Args) =>
       Effect.mapError((e) => new StartError({ message: `cannot reach the cluster: ${e.message}` }))
     )
     if (args.installCrd) {
-      yield* installCrd.pipe(Effect.mapError((e) => new StartError({ message: `cannot install the CRD: ${e.message}` })))
+      yield* installCrd.pipe(
+        Effect.mapError((e) => new StartError({ message: `cannot install the CRD: ${e.message}` }))
+      )
       return
     }
     yield* KubeClient.list(WebApp, { limit: 1 }).pipe(
@@ -135,10 +141,13 @@ const watchSample = (namespace: string) =>
   Effect.gen(function*() {
     for (;;) {
       const app = yield* KubeClient.get(WebApp, "sample", { namespace }).pipe(Effect.option)
-      const ready = Option.isSome(app) && app.value.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+      const ready = Option.isSome(app) &&
+        app.value.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
       if (ready && !readyShown.has("sample")) {
         readyShown.add("sample")
-        yield* Console.log(`\n✓ ${namespace}/sample is Ready (${app.value.status?.readyReplicas}/${app.value.spec.replicas} replicas)\n`)
+        yield* Console.log(
+          `\n✓ ${namespace}/sample is Ready (${app.value.status?.readyReplicas}/${app.value.spec.replicas} replicas)\n`
+        )
         return
       }
       yield* Effect.sleep("200 millis")

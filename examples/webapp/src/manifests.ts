@@ -33,8 +33,10 @@ export const clusterRole = () => ({
 
 /** The files under `config/`, as text. */
 export const files = (): Record<string, string> => ({
-  "crd.yaml": "# Generated from examples/webapp/src/WebApp.ts by `npm run generate -w examples/webapp`. Do not edit.\n" +
+  "crd.yaml":
+    "# Generated from examples/webapp/src/WebApp.ts by `npm run generate -w examples/webapp`. Do not edit.\n" +
     stringify(crd()),
-  "rbac.yaml": "# Generated from examples/webapp/src/manifests.ts by `npm run generate -w examples/webapp`. Do not edit.\n" +
+  "rbac.yaml":
+    "# Generated from examples/webapp/src/manifests.ts by `npm run generate -w examples/webapp`. Do not edit.\n" +
     stringify(clusterRole())
 })

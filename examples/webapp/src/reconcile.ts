@@ -13,11 +13,11 @@
  * The "external registry" is, for the example, a ConfigMap `webapp-registry`
  * in the app's namespace: one key per app.
  */
-import { Effect, Result } from "effect"
 import type { OwnerReference as OwnerRef } from "@reconcile/core/ObjectMeta"
 import type * as Reconcile from "@reconcile/core/Reconcile"
-import { terminal, requeueAfter, asRetryable } from "@reconcile/core/Reconcile"
+import { asRetryable, requeueAfter, terminal } from "@reconcile/core/Reconcile"
 import { Conditions, EventRecorder, KubeClient, KubeError, OwnerReference, Resource } from "@reconcile/kube"
+import { Effect, Result } from "effect"
 import { validate, WebApp } from "./WebApp.js"
 
 /** The field manager of every write, and the controller's name. */
@@ -74,7 +74,10 @@ const controllerRef = (app: WebApp) =>
     Effect.mapError((e) => terminal(e.message))
   )
 
-const apply = (resource: Resource.Resource<any>, object: { readonly metadata: { readonly name: string; readonly namespace: string } }) =>
+const apply = (
+  resource: Resource.Resource<any>,
+  object: { readonly metadata: { readonly name: string; readonly namespace: string } }
+) =>
   KubeClient.patch(resource, object.metadata.name, object, {
     type: "apply",
     namespace: object.metadata.namespace,
@@ -125,11 +128,28 @@ export const applyWebApp = (
     const valid = validate(app.spec)
     if (Result.isFailure(valid)) {
       yield* writeStatus(app, app.status?.readyReplicas ?? 0, [
-        { type: "Ready", status: "False", reason: "InvalidSpec", message: valid.failure, observedGeneration: generation },
-        { type: "Progressing", status: "False", reason: "InvalidSpec", message: valid.failure, observedGeneration: generation }
+        {
+          type: "Ready",
+          status: "False",
+          reason: "InvalidSpec",
+          message: valid.failure,
+          observedGeneration: generation
+        },
+        {
+          type: "Progressing",
+          status: "False",
+          reason: "InvalidSpec",
+          message: valid.failure,
+          observedGeneration: generation
+        }
       ])
       if (!Conditions.isFalse(app.status?.conditions, "Ready") || readyReason(app) !== "InvalidSpec") {
-        yield* EventRecorder.record(app, { type: "Warning", reason: "InvalidSpec", action: "Validate", note: valid.failure })
+        yield* EventRecorder.record(app, {
+          type: "Warning",
+          reason: "InvalidSpec",
+          action: "Validate",
+          note: valid.failure
+        })
       }
       return yield* terminal(valid.failure)
     }
@@ -144,15 +164,43 @@ export const applyWebApp = (
     const readyReplicas = deployment.status?.readyReplicas ?? 0
     const rolledOut = (deployment.status?.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 0) &&
       readyReplicas >= app.spec.replicas && (deployment.status?.updatedReplicas ?? readyReplicas) >= app.spec.replicas
-    yield* writeStatus(app, readyReplicas, rolledOut
-      ? [
-        { type: "Ready", status: "True", reason: "DeploymentAvailable", message: `${readyReplicas}/${app.spec.replicas} ready`, observedGeneration: generation },
-        { type: "Progressing", status: "False", reason: "RolloutComplete", message: "", observedGeneration: generation }
-      ]
-      : [
-        { type: "Ready", status: "False", reason: "RollingOut", message: `${readyReplicas}/${app.spec.replicas} ready`, observedGeneration: generation },
-        { type: "Progressing", status: "True", reason: "RollingOut", message: "waiting for the Deployment", observedGeneration: generation }
-      ])
+    yield* writeStatus(
+      app,
+      readyReplicas,
+      rolledOut
+        ? [
+          {
+            type: "Ready",
+            status: "True",
+            reason: "DeploymentAvailable",
+            message: `${readyReplicas}/${app.spec.replicas} ready`,
+            observedGeneration: generation
+          },
+          {
+            type: "Progressing",
+            status: "False",
+            reason: "RolloutComplete",
+            message: "",
+            observedGeneration: generation
+          }
+        ]
+        : [
+          {
+            type: "Ready",
+            status: "False",
+            reason: "RollingOut",
+            message: `${readyReplicas}/${app.spec.replicas} ready`,
+            observedGeneration: generation
+          },
+          {
+            type: "Progressing",
+            status: "True",
+            reason: "RollingOut",
+            message: "waiting for the Deployment",
+            observedGeneration: generation
+          }
+        ]
+    )
     if (rolledOut && !Conditions.isTrue(app.status?.conditions, "Ready")) {
       yield* EventRecorder.record(app, {
         type: "Normal",

@@ -3,9 +3,9 @@
  * here (standing in for "your cluster").
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
 import { Kube, KubeClient, Resource } from "@reconcile/kube"
 import { Simulators, TestApiServer } from "@reconcile/testkit"
+import { Effect, Layer } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -71,44 +71,59 @@ describe("npm start -- [options]", () => {
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "webapp-cli-"))
       const file = path.join(dir, "kubeconfig")
-      fs.writeFileSync(file, [
-        "apiVersion: v1",
-        "kind: Config",
-        "clusters: [{ name: c, cluster: { server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true } }]",
-        "users: [{ name: u, user: { token: t } }]",
-        "contexts: [{ name: x, context: { cluster: c, user: u } }]",
-        "current-context: x"
-      ].join("\n"))
+      fs.writeFileSync(
+        file,
+        [
+          "apiVersion: v1",
+          "kind: Config",
+          "clusters: [{ name: c, cluster: { server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true } }]",
+          "users: [{ name: u, user: { token: t } }]",
+          "contexts: [{ name: x, context: { cluster: c, user: u } }]",
+          "current-context: x"
+        ].join("\n")
+      )
       const { code, output } = yield* run(["--kubeconfig", file])
       assert.strictEqual(code, 1)
       assert.include(output, "cannot reach the cluster")
     }), { timeout: 30_000 })
 
-  it.live("against a cluster without the CRD: a readable error; with --install-crd it runs the operator", () =>
-    Effect.gen(function*() {
-      const server = yield* TestApiServer.TestApiServer
-      const missing = yield* run(["--kubeconfig", server.kubeconfigPath])
-      assert.strictEqual(missing.code, 1)
-      assert.include(missing.output, "the WebApp CRD is not installed")
+  it.live(
+    "against a cluster without the CRD: a readable error; with --install-crd it runs the operator",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestApiServer.TestApiServer
+        const missing = yield* run(["--kubeconfig", server.kubeconfigPath])
+        assert.strictEqual(missing.code, 1)
+        assert.include(missing.output, "the WebApp CRD is not installed")
 
-      const client = Layer.provide(KubeClient.layer, Kube.layerFromFile(server.kubeconfigPath))
-      // Create the app before the operator starts: it must pick it up from the initial list.
-      const created = Effect.gen(function*() {
-        yield* KubeClient.patch(Resource.CustomResourceDefinition, "webapps.apps.reconcile.dev", Resource.crdManifest(WebApp), {
-          type: "apply",
-          fieldManager: "test"
-        })
-        yield* KubeClient.create(WebApp, {
-          apiVersion: WebApp.apiVersion,
-          kind: WebApp.kind,
-          metadata: { name: "shop", namespace: "default" },
-          spec: { image: "shop:1", replicas: 1, port: 80 }
-        }, { namespace: "default" })
-      }).pipe(Effect.provide(client))
-      yield* created
-      const running = yield* run(["--kubeconfig", server.kubeconfigPath, "--install-crd"], /reconcile default\/shop .*→ success/)
-      assert.strictEqual(running.code, 0, running.output)
-      const app = yield* KubeClient.get(WebApp, "shop", { namespace: "default" }).pipe(Effect.provide(client))
-      assert.isTrue(app.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
-    }).pipe(Effect.provide(cluster)), { timeout: 60_000 })
+        const client = Layer.provide(KubeClient.layer, Kube.layerFromFile(server.kubeconfigPath))
+        // Create the app before the operator starts: it must pick it up from the initial list.
+        const created = Effect.gen(function*() {
+          yield* KubeClient.patch(
+            Resource.CustomResourceDefinition,
+            "webapps.apps.reconcile.dev",
+            Resource.crdManifest(WebApp),
+            {
+              type: "apply",
+              fieldManager: "test"
+            }
+          )
+          yield* KubeClient.create(WebApp, {
+            apiVersion: WebApp.apiVersion,
+            kind: WebApp.kind,
+            metadata: { name: "shop", namespace: "default" },
+            spec: { image: "shop:1", replicas: 1, port: 80 }
+          }, { namespace: "default" })
+        }).pipe(Effect.provide(client))
+        yield* created
+        const running = yield* run(
+          ["--kubeconfig", server.kubeconfigPath, "--install-crd"],
+          /reconcile default\/shop .*→ success/
+        )
+        assert.strictEqual(running.code, 0, running.output)
+        const app = yield* KubeClient.get(WebApp, "shop", { namespace: "default" }).pipe(Effect.provide(client))
+        assert.isTrue(app.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
+      }).pipe(Effect.provide(cluster)),
+    { timeout: 60_000 }
+  )
 })

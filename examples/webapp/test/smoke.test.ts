@@ -3,8 +3,8 @@
  * driven over the real HTTPS API with the kubeconfig it prints.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
 import { Kube, KubeClient, Resource } from "@reconcile/kube"
+import { Effect, Layer } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import { registryName } from "../src/reconcile.js"
@@ -14,26 +14,28 @@ const root = path.join(import.meta.dirname, "..", "..", "..")
 
 /** Starts the main job; resolves with the process and the kubeconfig path once the sample is Ready. */
 const startMainJob = Effect.acquireRelease(
-  Effect.callback<{ readonly child: ChildProcess; readonly kubeconfig: string; output: () => string }, Error>((resume) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/webapp/src/main.ts"], {
-      cwd: root,
-      env: { ...process.env, KUBECONFIG: "" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let out = ""
-    const timer = setTimeout(() => resume(Effect.fail(new Error(`main job not ready in 20 s:\n${out}`))), 20_000)
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString()
-      const match = /export KUBECONFIG=(\S+)/.exec(out)
-      if (match && out.includes("is Ready")) {
-        clearTimeout(timer)
-        resume(Effect.succeed({ child, kubeconfig: match[1]!, output: () => out }))
+  Effect.callback<{ readonly child: ChildProcess; readonly kubeconfig: string; output: () => string }, Error>(
+    (resume) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "examples/webapp/src/main.ts"], {
+        cwd: root,
+        env: { ...process.env, KUBECONFIG: "" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let out = ""
+      const timer = setTimeout(() => resume(Effect.fail(new Error(`main job not ready in 20 s:\n${out}`))), 20_000)
+      const onData = (chunk: Buffer) => {
+        out += chunk.toString()
+        const match = /export KUBECONFIG=(\S+)/.exec(out)
+        if (match && out.includes("is Ready")) {
+          clearTimeout(timer)
+          resume(Effect.succeed({ child, kubeconfig: match[1]!, output: () => out }))
+        }
       }
+      child.stdout!.on("data", onData)
+      child.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()))
+      child.on("exit", (code) => resume(Effect.fail(new Error(`main job exited with ${code}:\n${out}`))))
     }
-    child.stdout!.on("data", onData)
-    child.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()))
-    child.on("exit", (code) => resume(Effect.fail(new Error(`main job exited with ${code}:\n${out}`))))
-  }),
+  ),
   ({ child }) => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL"))
 )
 
@@ -49,56 +51,64 @@ const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, sec
   })
 
 describe("npm start (embedded mode)", () => {
-  it.live("the sample becomes Ready, follows an edit, is cleaned up on delete, and SIGTERM exits cleanly", () =>
-    Effect.gen(function*() {
-      const job = yield* startMainJob
-      const client = Layer.provide(KubeClient.layer, Kube.layerFromFile(job.kubeconfig))
-      yield* Effect.gen(function*() {
-        const app = yield* KubeClient.get(WebApp, "sample", { namespace: "default" })
-        assert.isTrue(app.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
-        assert.include(app.metadata.finalizers ?? [], "apps.reconcile.dev/registry")
-        const registry = yield* KubeClient.get(Resource.ConfigMap, registryName, { namespace: "default" })
-        assert.strictEqual(registry.data?.sample, "nginx:1.27")
+  it.live(
+    "the sample becomes Ready, follows an edit, is cleaned up on delete, and SIGTERM exits cleanly",
+    () =>
+      Effect.gen(function*() {
+        const job = yield* startMainJob
+        const client = Layer.provide(KubeClient.layer, Kube.layerFromFile(job.kubeconfig))
+        yield* Effect.gen(function*() {
+          const app = yield* KubeClient.get(WebApp, "sample", { namespace: "default" })
+          assert.isTrue(app.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
+          assert.include(app.metadata.finalizers ?? [], "apps.reconcile.dev/registry")
+          const registry = yield* KubeClient.get(Resource.ConfigMap, registryName, { namespace: "default" })
+          assert.strictEqual(registry.data?.sample, "nginx:1.27")
 
-        // Edit: replicas 2 → 3; the Deployment follows and the app is Ready again at the new generation.
-        yield* KubeClient.patch(WebApp, "sample", { spec: { replicas: 3 } }, { type: "merge", namespace: "default" })
-        yield* eventually(
-          "the Deployment follows the edit",
-          Effect.map(KubeClient.get(Resource.Deployment, "sample", { namespace: "default" }), (d) =>
-            d.spec?.replicas === 3 && d.status?.readyReplicas === 3)
-        )
-        yield* eventually(
-          "the app reports Ready for the new generation",
-          Effect.map(KubeClient.get(WebApp, "sample", { namespace: "default" }), (a) =>
-            a.status?.observedGeneration === a.metadata.generation &&
-            a.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true)
-        )
-
-        // Delete: cleanup removes the registry entry, then the finalizer; owned objects are collected.
-        yield* KubeClient.del(WebApp, "sample", { namespace: "default" })
-        yield* eventually(
-          "the app is gone",
-          KubeClient.get(WebApp, "sample", { namespace: "default" }).pipe(
-            Effect.as(false),
-            Effect.catchTag("NotFound", () => Effect.succeed(true))
+          // Edit: replicas 2 → 3; the Deployment follows and the app is Ready again at the new generation.
+          yield* KubeClient.patch(WebApp, "sample", { spec: { replicas: 3 } }, { type: "merge", namespace: "default" })
+          yield* eventually(
+            "the Deployment follows the edit",
+            Effect.map(
+              KubeClient.get(Resource.Deployment, "sample", { namespace: "default" }),
+              (d) => d.spec?.replicas === 3 && d.status?.readyReplicas === 3
+            )
           )
-        )
-        const after = yield* KubeClient.get(Resource.ConfigMap, registryName, { namespace: "default" })
-        assert.isUndefined(after.data?.sample, "cleanup removed the registry entry")
-        yield* eventually(
-          "the Deployment is garbage-collected",
-          KubeClient.get(Resource.Deployment, "sample", { namespace: "default" }).pipe(
-            Effect.as(false),
-            Effect.catchTag("NotFound", () => Effect.succeed(true))
+          yield* eventually(
+            "the app reports Ready for the new generation",
+            Effect.map(KubeClient.get(WebApp, "sample", { namespace: "default" }), (a) =>
+              a.status?.observedGeneration === a.metadata.generation &&
+              a.status?.conditions?.some((c) =>
+                  c.type === "Ready" && c.status === "True"
+                ) === true)
           )
-        )
-      }).pipe(Effect.provide(client))
 
-      // SIGTERM: a graceful, clean exit.
-      const code = yield* Effect.callback<number | null>((resume) => {
-        job.child.on("exit", (c) => resume(Effect.succeed(c)))
-        job.child.kill("SIGTERM")
-      }).pipe(Effect.timeout("15 seconds"))
-      assert.strictEqual(code, 0, job.output())
-    }), { timeout: 60_000 })
+          // Delete: cleanup removes the registry entry, then the finalizer; owned objects are collected.
+          yield* KubeClient.del(WebApp, "sample", { namespace: "default" })
+          yield* eventually(
+            "the app is gone",
+            KubeClient.get(WebApp, "sample", { namespace: "default" }).pipe(
+              Effect.as(false),
+              Effect.catchTag("NotFound", () => Effect.succeed(true))
+            )
+          )
+          const after = yield* KubeClient.get(Resource.ConfigMap, registryName, { namespace: "default" })
+          assert.isUndefined(after.data?.sample, "cleanup removed the registry entry")
+          yield* eventually(
+            "the Deployment is garbage-collected",
+            KubeClient.get(Resource.Deployment, "sample", { namespace: "default" }).pipe(
+              Effect.as(false),
+              Effect.catchTag("NotFound", () => Effect.succeed(true))
+            )
+          )
+        }).pipe(Effect.provide(client))
+
+        // SIGTERM: a graceful, clean exit.
+        const code = yield* Effect.callback<number | null>((resume) => {
+          job.child.on("exit", (c) => resume(Effect.succeed(c)))
+          job.child.kill("SIGTERM")
+        }).pipe(Effect.timeout("15 seconds"))
+        assert.strictEqual(code, 0, job.output())
+      }),
+    { timeout: 60_000 }
+  )
 })

@@ -3,10 +3,10 @@
  * reconciles run in milliseconds and time is exact.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Arbitrary, Effect, Layer, Schema } from "effect"
-import { TestClock } from "effect/testing"
 import { Cache, KubeClient, Resource } from "@reconcile/kube"
 import { Simulators, TestKube } from "@reconcile/testkit"
+import { Arbitrary, Effect, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import * as Controller from "../src/controller.js"
 import { registryName } from "../src/reconcile.js"
 import { WebApp } from "../src/WebApp.js"
@@ -52,8 +52,10 @@ const get = <A extends { readonly metadata?: unknown }>(resource: Resource.Resou
 
 /** The reasons of the events.k8s.io events about an app. */
 const eventReasons = (name: string) =>
-  Effect.map(KubeClient.list(Resource.EventsV1Event, { namespace: "default" }), (list) =>
-    list.items.filter((e) => e.regarding?.name === name).map((e) => e.reason ?? ""))
+  Effect.map(
+    KubeClient.list(Resource.EventsV1Event, { namespace: "default" }),
+    (list) => list.items.filter((e) => e.regarding?.name === name).map((e) => e.reason ?? "")
+  )
 
 const readyCondition = (a: WebApp) => a.status?.conditions?.find((c) => c.type === "Ready")
 

@@ -74,7 +74,10 @@ describe("Resource paths", () => {
   })
 
   it("a name with a lone surrogate still gives a path (U+FFFD), never a throw", () => {
-    assert.strictEqual(Resource.ConfigMap.path({ namespace: "ns", name: "a\uD800b" }), "/api/v1/namespaces/ns/configmaps/a%EF%BF%BDb")
+    assert.strictEqual(
+      Resource.ConfigMap.path({ namespace: "ns", name: "a\uD800b" }),
+      "/api/v1/namespaces/ns/configmaps/a%EF%BF%BDb"
+    )
   })
 
   it("built-in and custom objects satisfy core's HasMetadata", () => {

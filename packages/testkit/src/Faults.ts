@@ -23,9 +23,9 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Duration from "effect/Duration"
 import { coreOf } from "./internal/testCluster.js"
 import { TestCluster } from "./TestCluster.js"
 

@@ -183,7 +183,9 @@ export interface JsonPatchOperation {
  */
 export interface DeleteOptions {
   readonly propagationPolicy?: "Background" | "Foreground" | "Orphan" | undefined
-  readonly preconditions?: { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined } | undefined
+  readonly preconditions?:
+    | { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
+    | undefined
 }
 
 /**
@@ -278,4 +280,5 @@ export const layer: Layer.Layer<TestCluster> = Layer.effect(TestCluster, interna
  * @since 0.1.0
  * @category layers
  */
-export const layerWith = (options: Options): Layer.Layer<TestCluster> => Layer.effect(TestCluster, internal.make(options))
+export const layerWith = (options: Options): Layer.Layer<TestCluster> =>
+  Layer.effect(TestCluster, internal.make(options))

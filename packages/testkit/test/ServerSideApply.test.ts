@@ -3,15 +3,16 @@ import { Effect } from "effect"
 import { TestCluster } from "../src/index.js"
 import type { KubeObject } from "../src/KubeObject.js"
 
-const service = (ports: ReadonlyArray<number>) => ({
-  apiVersion: "v1",
-  kind: "Service",
-  metadata: { name: "web", namespace: "default" },
-  spec: { selector: { app: "web" }, ports: ports.map((port) => ({ name: `p${port}`, port, targetPort: port })) }
-}) as unknown as KubeObject
+const service = (ports: ReadonlyArray<number>) =>
+  ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "web", namespace: "default" },
+    spec: { selector: { app: "web" }, ports: ports.map((port) => ({ name: `p${port}`, port, targetPort: port })) }
+  }) as unknown as KubeObject
 
 const ports = (object: KubeObject) =>
-  ((object as unknown as { spec: { ports: Array<{ port: number; protocol: string }> } }).spec.ports).map((p) =>
+  (object as unknown as { spec: { ports: Array<{ port: number; protocol: string }> } }).spec.ports.map((p) =>
     `${p.port}/${p.protocol}`
   )
 
@@ -22,7 +23,11 @@ describe("server-side apply of list-map items (regressions)", () => {
       const first = yield* cluster.apply(service([80]), { fieldManager: "m" })
       const second = yield* cluster.apply(service([80]), { fieldManager: "m" })
       assert.deepStrictEqual(ports(second), ["80/TCP"])
-      assert.strictEqual(second.metadata.resourceVersion, first.metadata.resourceVersion, "a no-op apply writes nothing")
+      assert.strictEqual(
+        second.metadata.resourceVersion,
+        first.metadata.resourceVersion,
+        "a no-op apply writes nothing"
+      )
     }))
 
   it.effect("changing an item's key replaces the item: the released one goes entirely", () =>

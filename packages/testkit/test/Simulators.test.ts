@@ -22,5 +22,9 @@ describe("Simulators.deploymentStatus", () => {
       const scaled: any = yield* cluster.get(ref(created))
       assert.strictEqual(scaled.status.observedGeneration, 2)
       assert.strictEqual(scaled.status.replicas, 5)
-    }).pipe(Effect.provide(Simulators.layerDeploymentStatus({ delay: "5 seconds" }).pipe(Layer.provideMerge(TestCluster.layer)))))
+    }).pipe(
+      Effect.provide(
+        Simulators.layerDeploymentStatus({ delay: "5 seconds" }).pipe(Layer.provideMerge(TestCluster.layer))
+      )
+    ))
 })

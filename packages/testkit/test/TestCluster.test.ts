@@ -56,7 +56,11 @@ describe("TestCluster (in-process, TestClock)", () => {
         cluster.watch({ ...cmList(), resourceVersion: a.metadata.resourceVersion! })
       )
       assert.strictEqual(events[0]!.type, "ERROR")
-      const page = yield* cluster.list({ ...cmList(), resourceVersion: a.metadata.resourceVersion!, resourceVersionMatch: "Exact" })
+      const page = yield* cluster.list({
+        ...cmList(),
+        resourceVersion: a.metadata.resourceVersion!,
+        resourceVersionMatch: "Exact"
+      })
         .pipe(Effect.flip)
       assert.strictEqual(page.status.code, 410)
     }))
@@ -65,13 +69,20 @@ describe("TestCluster (in-process, TestClock)", () => {
     Effect.gen(function*() {
       const cluster = yield* TestCluster.make()
       const d = yield* cluster.apply(deployment("web", 2) as KubeObject, { fieldManager: "operator" })
-      const scaled = yield* cluster.patch(ref(d), { type: "merge", patch: { spec: { replicas: 4 } } }, { fieldManager: "hpa" })
+      const scaled = yield* cluster.patch(ref(d), { type: "merge", patch: { spec: { replicas: 4 } } }, {
+        fieldManager: "hpa"
+      })
       const managers = scaled.metadata.managedFields!.map((m) => `${m.manager}/${m.operation}`)
       assert.deepStrictEqual(managers, ["operator/Apply", "hpa/Update"])
       const hpa = scaled.metadata.managedFields!.find((m) => m.manager === "hpa")!
       assert.deepStrictEqual(hpa.fieldsV1, { "f:spec": { "f:replicas": {} } })
-      const conflict = yield* Effect.flip(cluster.apply(deployment("web", 2) as KubeObject, { fieldManager: "operator" }))
-      assert.strictEqual(conflict.status.message, "Apply failed with 1 conflict: conflict with \"hpa\" using apps/v1: .spec.replicas")
+      const conflict = yield* Effect.flip(
+        cluster.apply(deployment("web", 2) as KubeObject, { fieldManager: "operator" })
+      )
+      assert.strictEqual(
+        conflict.status.message,
+        "Apply failed with 1 conflict: conflict with \"hpa\" using apps/v1: .spec.replicas"
+      )
     }))
 
   it.effect("layer: a fresh cluster per Effect.provide; a nested provide shares the outer one (effect 4)", () =>
@@ -93,7 +104,12 @@ describe("TestCluster (in-process, TestClock)", () => {
   it.effect("Secret stringData is folded into base64 data", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.make()
-      const s: any = yield* cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "default" }, stringData: { pw: "hunter2" } })
+      const s: any = yield* cluster.create({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "s", namespace: "default" },
+        stringData: { pw: "hunter2" }
+      })
       assert.deepStrictEqual(s.data, { pw: Buffer.from("hunter2").toString("base64") })
       assert.isUndefined(s.stringData)
       assert.strictEqual(s.type, "Opaque")

@@ -7,14 +7,14 @@
  * TestClock, including a KubeController over the shared Cache.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Result, Schema, Stream } from "effect"
-import { TestClock } from "effect/testing"
 import * as Cache from "@reconcile/kube/Cache"
 import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
 import * as KubeController from "@reconcile/kube/KubeController"
 import * as KubeError from "@reconcile/kube/KubeError"
 import * as Resource from "@reconcile/kube/Resource"
+import { Duration, Effect, Fiber, Layer, Result, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { Faults, TestApiServer, TestCluster, TestKube } from "../src/index.js"
 
 const WebApp = Resource.custom({
@@ -54,8 +54,10 @@ const volatileKeys = new Set(["uid", "creationTimestamp", "deletionTimestamp", "
 
 /** JSON without what differs between two fresh clusters (uids, wall-clock timestamps). */
 const scrub = (u: unknown): unknown =>
-  u === undefined ? undefined : JSON.parse(JSON.stringify(u, (key, value) =>
-    volatileKeys.has(key) ? "<volatile>" : typeof value === "string" ? value.replace(uuid, "<uid>") : value))
+  u === undefined ?
+    undefined :
+    JSON.parse(JSON.stringify(u, (key, value) =>
+      volatileKeys.has(key) ? "<volatile>" : typeof value === "string" ? value.replace(uuid, "<uid>") : value))
 
 const describeError = (e: unknown): unknown => {
   if (!KubeError.isKubeError(e)) return { defect: String(e) }
@@ -242,8 +244,11 @@ const script = Effect.gen(function*() {
     metadata: { name: "bad", namespace: "default" },
     spec: { image: 5 }
   })
-  yield* step("list with an undecodable item", client.list(WebApp, { namespace: "default" }), (l) =>
-    scrub({ items: l.items.map((i) => i.metadata.name), undecodable: l.undecodable.map((e) => e.issue) }))
+  yield* step(
+    "list with an undecodable item",
+    client.list(WebApp, { namespace: "default" }),
+    (l) => scrub({ items: l.items.map((i) => i.metadata.name), undecodable: l.undecodable.map((e) => e.issue) })
+  )
   yield* step("get undecodable", client.get(WebApp, "bad"))
   yield* step(
     "strategic patch of a custom resource",

@@ -69,10 +69,17 @@ for (const [driverName, makeDriver] of drivers) {
         const d = yield* makeDriver
         const dep = yield* d.create({ ...deployment("web"), status: { replicas: 9 } })
         assert.deepStrictEqual(dep.status, {})
-        const withStatus = yield* d.update({ ...dep, spec: { ...dep.spec, replicas: 5 }, status: { replicas: 2 } }, "status")
+        const withStatus = yield* d.update(
+          { ...dep, spec: { ...dep.spec, replicas: 5 }, status: { replicas: 2 } },
+          "status"
+        )
         assert.strictEqual(withStatus.status.replicas, 2)
         assert.strictEqual(withStatus.spec.replicas, 1)
-        const main = yield* d.update({ ...withStatus, status: { replicas: 7 }, spec: { ...withStatus.spec, replicas: 4 } })
+        const main = yield* d.update({
+          ...withStatus,
+          status: { replicas: 7 },
+          spec: { ...withStatus.spec, replicas: 4 }
+        })
         assert.strictEqual(main.status.replicas, 2)
         assert.strictEqual(main.spec.replicas, 4)
       }))
@@ -97,7 +104,9 @@ for (const [driverName, makeDriver] of drivers) {
     it.live("a missing object is a 404 NotFound naming it", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
-        const error = yield* Effect.flip(d.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "nope" }))
+        const error = yield* Effect.flip(
+          d.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "nope" })
+        )
         expectStatus(error, 404, "NotFound")
         assert.strictEqual(error.status.message, "configmaps \"nope\" not found")
       }))
@@ -107,7 +116,9 @@ for (const [driverName, makeDriver] of drivers) {
         const d = yield* makeDriver
         const bad = deployment("web")
         bad.spec.template.metadata.labels = { app: "other" }
-        const error = yield* Effect.flip(d.create({ ...bad, metadata: { ...bad.metadata, labels: { "bad key!": "x" } } }))
+        const error = yield* Effect.flip(
+          d.create({ ...bad, metadata: { ...bad.metadata, labels: { "bad key!": "x" } } })
+        )
         expectStatus(error, 422, "Invalid")
         const fields = (error.status.details?.causes ?? []).map((c) => c.field)
         assert.include(fields, "spec.template.metadata.labels")
@@ -135,7 +146,10 @@ for (const [driverName, makeDriver] of drivers) {
         const deleting = yield* d.get(ref(a))
         assert.isString(deleting.metadata.deletionTimestamp)
         const noNew = yield* Effect.flip(
-          d.update({ ...deleting, metadata: { ...deleting.metadata, finalizers: ["example.com/keep", "example.com/new"] } })
+          d.update({
+            ...deleting,
+            metadata: { ...deleting.metadata, finalizers: ["example.com/keep", "example.com/new"] }
+          })
         )
         expectStatus(noNew, 422, "Invalid")
         yield* d.update({ ...deleting, metadata: { ...deleting.metadata, finalizers: [] } })
@@ -146,13 +160,21 @@ for (const [driverName, makeDriver] of drivers) {
       Effect.gen(function*() {
         const d = yield* makeDriver
         const owner = yield* d.create(cm("owner"))
-        const ownerRef = { apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata.uid, controller: true }
+        const ownerRef = {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          name: "owner",
+          uid: owner.metadata.uid,
+          controller: true
+        }
         const dep = yield* d.create(cm("dep", { metadata: { ownerReferences: [ownerRef] } }))
         yield* d.delete(ref(owner))
         expectStatus(yield* Effect.flip(d.get(ref(dep))), 404, "NotFound")
 
         const owner2 = yield* d.create(cm("owner2"))
-        const dep2 = yield* d.create(cm("dep2", { metadata: { ownerReferences: [{ ...ownerRef, name: "owner2", uid: owner2.metadata.uid }] } }))
+        const dep2 = yield* d.create(
+          cm("dep2", { metadata: { ownerReferences: [{ ...ownerRef, name: "owner2", uid: owner2.metadata.uid }] } })
+        )
         yield* d.delete(ref(owner2), { propagationPolicy: "Orphan" })
         const orphan = yield* d.get(ref(dep2))
         assert.isUndefined(orphan.metadata.ownerReferences)
@@ -162,8 +184,16 @@ for (const [driverName, makeDriver] of drivers) {
       Effect.gen(function*() {
         const d = yield* makeDriver
         const owner = yield* d.create(cm("owner"))
-        const ownerRef = { apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata.uid, blockOwnerDeletion: true }
-        const dep = yield* d.create(cm("dep", { metadata: { ownerReferences: [ownerRef], finalizers: ["example.com/hold"] } }))
+        const ownerRef = {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          name: "owner",
+          uid: owner.metadata.uid,
+          blockOwnerDeletion: true
+        }
+        const dep = yield* d.create(
+          cm("dep", { metadata: { ownerReferences: [ownerRef], finalizers: ["example.com/hold"] } })
+        )
         yield* d.delete(ref(owner), { propagationPolicy: "Foreground" })
         const waiting = yield* d.get(ref(owner))
         assert.include(waiting.metadata.finalizers, "foregroundDeletion")
@@ -201,7 +231,9 @@ for (const [driverName, makeDriver] of drivers) {
         yield* d.create(cm("a", {}, "other"))
         assert.deepStrictEqual(names(yield* d.list({ ...cmList(), fieldSelector: "metadata.name=a" })), ["a", "a"])
         assert.deepStrictEqual(
-          (yield* d.list({ ...cmList(), fieldSelector: "metadata.namespace!=default" })).items.map((o: Obj) => o.metadata.namespace),
+          (yield* d.list({ ...cmList(), fieldSelector: "metadata.namespace!=default" })).items.map((o: Obj) =>
+            o.metadata.namespace
+          ),
           ["other"]
         )
         expectStatus(yield* Effect.flip(d.list({ ...cmList(), fieldSelector: "spec.x=1" })), 400, "BadRequest")
@@ -232,7 +264,9 @@ for (const [driverName, makeDriver] of drivers) {
         yield* d.delete(ref(a))
         const events = yield* d.watch({ ...cmList("default"), resourceVersion: a.metadata.resourceVersion }, 2)
         assert.deepStrictEqual(events.map((e) => e.type), ["MODIFIED", "DELETED"])
-        assert.isTrue(Number(events[1]!.object.metadata.resourceVersion) > Number(events[0]!.object.metadata.resourceVersion))
+        assert.isTrue(
+          Number(events[1]!.object.metadata.resourceVersion) > Number(events[0]!.object.metadata.resourceVersion)
+        )
       }))
 
     it.live("watch from a compacted resourceVersion gets an ERROR event with a 410 Status", () =>
@@ -254,7 +288,11 @@ for (const [driverName, makeDriver] of drivers) {
         const a = yield* d.create(cm("a", { metadata: { labels: { app: "web" } } }))
         yield* d.patch(ref(a), { type: "merge", patch: { metadata: { labels: { app: "db" } } } })
         yield* d.patch(ref(a), { type: "merge", patch: { metadata: { labels: { app: "web" } } } })
-        const events = yield* d.watch({ ...cmList("default"), labelSelector: "app=web", resourceVersion: a.metadata.resourceVersion }, 2)
+        const events = yield* d.watch({
+          ...cmList("default"),
+          labelSelector: "app=web",
+          resourceVersion: a.metadata.resourceVersion
+        }, 2)
         assert.deepStrictEqual(events.map((e) => e.type), ["DELETED", "ADDED"])
       }))
 
@@ -278,7 +316,9 @@ for (const [driverName, makeDriver] of drivers) {
           patch: [{ op: "test", path: "/data/y", value: "2" }, { op: "replace", path: "/data/y", value: "9" }]
         })
         assert.strictEqual(patched.data.y, "9")
-        const failed = yield* Effect.flip(d.patch(ref(a), { type: "json", patch: [{ op: "test", path: "/data/y", value: "0" }] }))
+        const failed = yield* Effect.flip(
+          d.patch(ref(a), { type: "json", patch: [{ op: "test", path: "/data/y", value: "0" }] })
+        )
         expectStatus(failed, 422, "Invalid")
       }))
 
@@ -297,16 +337,31 @@ for (const [driverName, makeDriver] of drivers) {
       Effect.gen(function*() {
         const d = yield* makeDriver
         const r = { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "cfg" }
-        const config = (data: Obj) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg", namespace: "default" }, data })
+        const config = (data: Obj) => ({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "cfg", namespace: "default" },
+          data
+        })
         const created = yield* d.patch(r, { type: "apply", fieldManager: "alice", patch: config({ a: "1", b: "2" }) })
         assert.deepStrictEqual(created.data, { a: "1", b: "2" })
-        assert.deepStrictEqual(created.metadata.managedFields.map((m: Obj) => [m.manager, m.operation]), [["alice", "Apply"]])
-        const conflict = yield* Effect.flip(d.patch(r, { type: "apply", fieldManager: "bob", patch: config({ a: "other" }) }))
+        assert.deepStrictEqual(created.metadata.managedFields.map((m: Obj) => [m.manager, m.operation]), [[
+          "alice",
+          "Apply"
+        ]])
+        const conflict = yield* Effect.flip(
+          d.patch(r, { type: "apply", fieldManager: "bob", patch: config({ a: "other" }) })
+        )
         expectStatus(conflict, 409, "Conflict")
         assert.strictEqual(conflict.status.details?.causes?.[0]?.field, ".data.a")
         const shared = yield* d.patch(r, { type: "apply", fieldManager: "bob", patch: config({ b: "2" }) })
         assert.deepStrictEqual(shared.data, { a: "1", b: "2" })
-        const forced = yield* d.patch(r, { type: "apply", fieldManager: "bob", force: true, patch: config({ a: "bob", b: "2" }) })
+        const forced = yield* d.patch(r, {
+          type: "apply",
+          fieldManager: "bob",
+          force: true,
+          patch: config({ a: "bob", b: "2" })
+        })
         assert.strictEqual(forced.data.a, "bob")
         const released = yield* d.patch(r, { type: "apply", fieldManager: "alice", patch: config({}) })
         assert.deepStrictEqual(released.data, { a: "bob", b: "2" })
@@ -319,12 +374,24 @@ for (const [driverName, makeDriver] of drivers) {
         const d = yield* makeDriver
         yield* d.create(crd("Namespaced", true))
         yield* d.create(crd("Cluster", false, "gadgets"))
-        const app = yield* d.create({ apiVersion: "example.com/v1", kind: "WebApp", metadata: { name: "shop", namespace: "default" }, spec: { replicas: 1 }, status: { ready: true } })
+        const app = yield* d.create({
+          apiVersion: "example.com/v1",
+          kind: "WebApp",
+          metadata: { name: "shop", namespace: "default" },
+          spec: { replicas: 1 },
+          status: { ready: true }
+        })
         assert.isUndefined(app.status)
         assert.strictEqual(app.metadata.generation, 1)
         const st = yield* d.update({ ...app, status: { ready: true } }, "status")
         assert.strictEqual(st.metadata.generation, 1)
-        const gadget = yield* d.create({ apiVersion: "example.com/v1", kind: "Gadget", metadata: { name: "g" }, spec: { a: 1 }, status: { b: 1 } })
+        const gadget = yield* d.create({
+          apiVersion: "example.com/v1",
+          kind: "Gadget",
+          metadata: { name: "g" },
+          spec: { a: 1 },
+          status: { b: 1 }
+        })
         assert.isUndefined(gadget.metadata.namespace)
         assert.deepStrictEqual(gadget.status, { b: 1 })
         const bumped = yield* d.update({ ...gadget, status: { b: 2 } })
@@ -348,7 +415,11 @@ for (const [driverName, makeDriver] of drivers) {
         const h = yield* d.get(ref(held))
         yield* d.update({ ...h, metadata: { ...h.metadata, finalizers: [] } })
         expectStatus(yield* Effect.flip(d.get({ apiVersion: "v1", kind: "Namespace", name: "team" })), 404, "NotFound")
-        expectStatus(yield* Effect.flip(d.delete({ apiVersion: "v1", kind: "Namespace", name: "default" })), 403, "Forbidden")
+        expectStatus(
+          yield* Effect.flip(d.delete({ apiVersion: "v1", kind: "Namespace", name: "default" })),
+          403,
+          "Forbidden"
+        )
       }))
   })
 }

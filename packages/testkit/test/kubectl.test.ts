@@ -3,12 +3,12 @@
  * user's ~/.kube: it gets --kubeconfig (the written file), --cache-dir and a
  * HOME in a temporary directory.
  */
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
 import { execFile, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
 import * as YAML from "yaml"
 import { TestApiServer } from "../src/index.js"
 
@@ -28,7 +28,8 @@ const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArra
         KUBECTL,
         ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
         { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 20_000 },
-        (error, stdout, stderr) => resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
+        (error, stdout, stderr) =>
+          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
       )
       if (stdin !== undefined) child.stdin?.end(stdin)
     })
@@ -81,8 +82,24 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("kubectl"
       yield* ok(server, ["label", "cm", "web", "tier=front"])
       yield* ok(server, ["annotate", "cm", "web", "note=hello"])
       yield* ok(server, ["patch", "cm", "web", "--type", "merge", "-p", "{\"data\":{\"b\":\"2\"}}"])
-      yield* ok(server, ["patch", "cm", "web", "--type", "json", "-p", "[{\"op\":\"add\",\"path\":\"/data/c\",\"value\":\"3\"}]"])
-      const failed = yield* kubectl(server, ["patch", "cm", "web", "--type", "json", "-p", "[{\"op\":\"test\",\"path\":\"/data/a\",\"value\":\"x\"}]"])
+      yield* ok(server, [
+        "patch",
+        "cm",
+        "web",
+        "--type",
+        "json",
+        "-p",
+        "[{\"op\":\"add\",\"path\":\"/data/c\",\"value\":\"3\"}]"
+      ])
+      const failed = yield* kubectl(server, [
+        "patch",
+        "cm",
+        "web",
+        "--type",
+        "json",
+        "-p",
+        "[{\"op\":\"test\",\"path\":\"/data/a\",\"value\":\"x\"}]"
+      ])
       assert.notStrictEqual(failed.code, 0)
       const cm = JSON.parse(yield* ok(server, ["get", "cm", "web", "-o", "json"]))
       assert.deepStrictEqual(cm.data, { a: "1", b: "2", c: "3" })
@@ -116,7 +133,15 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("kubectl"
       yield* ok(server, ["create", "-f", "-"], app)
       assert.match(yield* ok(server, ["get", "wa"]), /NAME\s+REPLICAS\s+AGE\s*\nshop\s+2/)
       yield* ok(server, ["label", "webapp", "shop", "env=prod"])
-      yield* ok(server, ["patch", "webapps.example.com", "shop", "--type", "merge", "-p", "{\"spec\":{\"replicas\":3}}"])
+      yield* ok(server, [
+        "patch",
+        "webapps.example.com",
+        "shop",
+        "--type",
+        "merge",
+        "-p",
+        "{\"spec\":{\"replicas\":3}}"
+      ])
       const json = JSON.parse(yield* ok(server, ["get", "wa", "-A", "-l", "env=prod", "-o", "json"]))
       assert.strictEqual(json.items[0].spec.replicas, 3)
       assert.strictEqual(json.items[0].metadata.generation, 2)
@@ -131,7 +156,18 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("kubectl"
         new Promise<string>((resolve) => {
           const child = spawn(
             KUBECTL,
-            ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), "get", "cm", "-w", "--request-timeout=8s", "-o", "name"],
+            [
+              "--kubeconfig",
+              server.kubeconfigPath,
+              "--cache-dir",
+              Path.join(home, "cache"),
+              "get",
+              "cm",
+              "-w",
+              "--request-timeout=8s",
+              "-o",
+              "name"
+            ],
             { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home } }
           )
           let out = ""
@@ -141,7 +177,16 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("kubectl"
             out += chunk.toString("utf8")
             if (!changed && out.includes("configmap/watched")) {
               changed = true
-              execFile(KUBECTL, ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), "label", "cm", "watched", "x=y"], {
+              execFile(KUBECTL, [
+                "--kubeconfig",
+                server.kubeconfigPath,
+                "--cache-dir",
+                Path.join(home, "cache"),
+                "label",
+                "cm",
+                "watched",
+                "x=y"
+              ], {
                 env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }
               })
             } else if (changed && out.split("configmap/watched").length > 2) {

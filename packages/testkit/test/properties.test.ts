@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Arbitrary, Effect, Fiber, Ref, Schema, Stream } from "effect"
-import type { KubeObject } from "../src/KubeObject.js"
 import { TestCluster } from "../src/index.js"
+import type { KubeObject } from "../src/KubeObject.js"
 import { deployment } from "./support/fixtures.js"
 
 type Obj = Record<string, any>
@@ -33,7 +33,10 @@ const run = (cluster: TestCluster.TestCluster.Service, step: Step) =>
         return yield* cluster.update({ ...d, spec: { ...d.spec, replicas: step.replicas } } as KubeObject)
       }
       case "label":
-        return yield* cluster.patch(ref(step.name), { type: "merge", patch: { metadata: { labels: { l: step.value } } } })
+        return yield* cluster.patch(ref(step.name), {
+          type: "merge",
+          patch: { metadata: { labels: { l: step.value } } }
+        })
       case "status": {
         const d: any = yield* cluster.get(ref(step.name))
         return yield* cluster.updateStatus({ ...d, status: { replicas: step.replicas } } as KubeObject)
@@ -44,12 +47,14 @@ const run = (cluster: TestCluster.TestCluster.Service, step: Step) =>
           patch: [{ op: "replace", path: "/spec/template/spec/containers/0/image", value: step.image }]
         })
       case "apply":
-        return yield* cluster.apply(deployment(step.name, step.replicas) as KubeObject, { fieldManager: "prop", force: true })
+        return yield* cluster.apply(deployment(step.name, step.replicas) as KubeObject, {
+          fieldManager: "prop",
+          force: true
+        })
       case "delete":
         return yield* cluster.delete(ref(step.name))
     }
   }).pipe(Effect.ignore)
-
 
 const specPart = (o: Obj) => JSON.stringify(o.spec)
 
@@ -62,10 +67,11 @@ describe("properties", () => {
         const cluster = yield* TestCluster.make()
         const start = yield* cluster.resourceVersion
         const events = yield* Ref.make<Array<{ type: string; object: Obj }>>([])
-        const watcher = yield* cluster.watch({ apiVersion: "apps/v1", kind: "Deployment", resourceVersion: start }).pipe(
-          Stream.runForEach((e) => Ref.update(events, (es) => [...es, e])),
-          Effect.forkChild
-        )
+        const watcher = yield* cluster.watch({ apiVersion: "apps/v1", kind: "Deployment", resourceVersion: start })
+          .pipe(
+            Stream.runForEach((e) => Ref.update(events, (es) => [...es, e])),
+            Effect.forkChild
+          )
         for (const step of ops) yield* run(cluster, step)
         const final = yield* cluster.resourceVersion
         const list = yield* cluster.list({ apiVersion: "apps/v1", kind: "Deployment" })

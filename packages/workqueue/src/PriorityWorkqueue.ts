@@ -96,8 +96,9 @@ export declare namespace PriorityWorkqueue {
  * @since 0.1.0
  * @category constructors
  */
-export const make: (options: Workqueue.Workqueue.Options) => Effect.Effect<PriorityWorkqueue.Service, never, Scope.Scope> =
-  internal.make
+export const make: (
+  options: Workqueue.Workqueue.Options
+) => Effect.Effect<PriorityWorkqueue.Service, never, Scope.Scope> = internal.make
 
 /**
  * A Layer providing the priority queue as both `PriorityWorkqueue` and
@@ -108,6 +109,8 @@ export const make: (options: Workqueue.Workqueue.Options) => Effect.Effect<Prior
  */
 export const layer = (options: Workqueue.Workqueue.Options): Layer.Layer<PriorityWorkqueue | Workqueue.Workqueue> =>
   Layer.effectContext(
-    Effect.map(make(options), (queue) =>
-      Context.make(PriorityWorkqueue, queue).pipe(Context.add(Workqueue.Workqueue, queue)))
+    Effect.map(
+      make(options),
+      (queue) => Context.make(PriorityWorkqueue, queue).pipe(Context.add(Workqueue.Workqueue, queue))
+    )
   )

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { PriorityWorkqueue, RateLimiter, Workqueue } from "@reconcile/workqueue"
 import { Duration, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { PriorityWorkqueue, RateLimiter, Workqueue } from "@reconcile/workqueue"
 
 const advance = (millis: number) => Effect.andThen(TestClock.adjust(Duration.millis(millis)), Effect.yieldNow)
 
@@ -24,13 +24,21 @@ describe("PriorityWorkqueue", () => {
       yield* queue.addWithOptions("high", { priority: 10 })
       yield* queue.addWithOptions("low-2", { priority: PriorityWorkqueue.LowPriority })
       yield* queue.add("normal-2")
-      assert.deepStrictEqual(yield* drainReady(queue), ["high@10", "normal-1@0", "normal-2@0", "low-1@-100", "low-2@-100"])
+      assert.deepStrictEqual(yield* drainReady(queue), [
+        "high@10",
+        "normal-1@0",
+        "normal-2@0",
+        "low-1@-100",
+        "low-2@-100"
+      ])
     }))
 
   it.effect("initial-list items at LowPriority do not hold back a real change", () =>
     Effect.gen(function*() {
       const queue = yield* PriorityWorkqueue.make({ name: "pq-initial" })
-      for (let i = 0; i < 1_000; i++) yield* queue.addWithOptions(`ns/initial-${i}`, { priority: PriorityWorkqueue.LowPriority })
+      for (let i = 0; i < 1_000; i++) {
+        yield* queue.addWithOptions(`ns/initial-${i}`, { priority: PriorityWorkqueue.LowPriority })
+      }
       yield* queue.add("ns/changed")
       assert.deepStrictEqual(yield* queue.takeWithPriority, { key: "ns/changed", priority: 0 })
     }))

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { RateLimiter } from "@reconcile/workqueue"
 import { Duration, Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { RateLimiter } from "@reconcile/workqueue"
 
 const millis = (d: Duration.Duration) => Duration.toMillis(d)
 const integer = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
@@ -65,7 +65,11 @@ describe("RateLimiter", () => {
         const limiter = yield* RateLimiter.bucket({ perSecond: 2, burst: 2 })
         assert.deepStrictEqual(yield* delays(limiter, "k", 3), [0, 0, 500])
         yield* TestClock.adjust("500 millis")
-        assert.deepStrictEqual(yield* delays(limiter, "k", 1), [500], "the token refilled at 500 ms went to the earlier reservation")
+        assert.deepStrictEqual(
+          yield* delays(limiter, "k", 1),
+          [500],
+          "the token refilled at 500 ms went to the earlier reservation"
+        )
         yield* TestClock.adjust("1 hour")
         assert.deepStrictEqual(yield* delays(limiter, "k", 3), [0, 0, 500], "refill stops at burst")
       }))

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { RateLimiter, Workqueue } from "@reconcile/workqueue"
 import { Arbitrary, Duration, Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { RateLimiter, Workqueue } from "@reconcile/workqueue"
 
 /**
  * A reference model of client-go's delaying, rate-limited queue, written as

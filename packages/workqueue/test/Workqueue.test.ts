@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { RateLimiter, Workqueue, WorkqueueMetrics } from "@reconcile/workqueue"
 import { Clock, Duration, Effect, Exit, Fiber, Metric } from "effect"
 import { TestClock } from "effect/testing"
-import { RateLimiter, Workqueue, WorkqueueMetrics } from "@reconcile/workqueue"
 
 /** Moves virtual time forward and lets the woken fibers run. */
 const advance = (millis: number) => Effect.andThen(TestClock.adjust(Duration.millis(millis)), Effect.yieldNow)
@@ -154,7 +154,10 @@ describe("Workqueue", () => {
   it.effect("uses the RateLimiter service from context when no limiter is given", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "ctx-limiter" }).pipe(
-        Effect.provideServiceEffect(RateLimiter.RateLimiter, RateLimiter.fastSlow({ fast: "1 second", slow: "1 minute", maxFast: 1 }))
+        Effect.provideServiceEffect(
+          RateLimiter.RateLimiter,
+          RateLimiter.fastSlow({ fast: "1 second", slow: "1 minute", maxFast: 1 })
+        )
       )
       yield* queue.addRateLimited("a")
       yield* advance(1_000)

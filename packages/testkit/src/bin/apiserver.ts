@@ -20,7 +20,9 @@ const parseArgs = (argv: ReadonlyArray<string>): { port: number; kubeconfig: str
   let kubeconfig: string | undefined
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
-    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined]
+    const [flag, inline] = arg.includes("=")
+      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+      : [arg, undefined]
     const value = inline ?? argv[i + 1]
     if (flag === "--port") {
       if (value === undefined || !/^\d+$/.test(value) || Number(value) > 65535) return `invalid --port\n${usage}`

@@ -20,7 +20,12 @@ interface Rule {
   readonly match: Match
   remaining: number | undefined
   readonly action:
-    | { readonly _tag: "Fail"; readonly code: number; readonly retryAfterSeconds: number | undefined; readonly message: string | undefined }
+    | {
+      readonly _tag: "Fail"
+      readonly code: number
+      readonly retryAfterSeconds: number | undefined
+      readonly message: string | undefined
+    }
     | { readonly _tag: "Latency"; readonly millis: number }
 }
 
@@ -39,7 +44,7 @@ const reasons: Record<number, ApiError.StatusReason> = {
 }
 
 /** mulberry32: a small seeded PRNG, so probabilistic faults replay exactly. */
-const mulberry32 = (seed: number): (() => number) => {
+const mulberry32 = (seed: number): () => number => {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6D2B79F5) >>> 0

@@ -37,4 +37,5 @@ export const stableStringify = (value: unknown): string => {
 }
 
 /** RFC 3339 timestamp with second precision, as Kubernetes writes `metav1.Time`. */
-export const formatTime = (millis: number): string => new Date(Math.floor(millis / 1000) * 1000).toISOString().replace(".000Z", "Z")
+export const formatTime = (millis: number): string =>
+  new Date(Math.floor(millis / 1000) * 1000).toISOString().replace(".000Z", "Z")

@@ -19,7 +19,8 @@ export type ParseResult = { readonly _tag: "Ok"; readonly requirements: Readonly
   readonly message: string
 }
 
-const qualifiedName = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/
+const qualifiedName =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/
 const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
 
 export const isQualifiedName = (key: string): boolean => {
@@ -101,12 +102,16 @@ export const parse = (input: string): ParseResult => {
       } else if (op.kind === "op" && (op.text === ">" || op.text === "<")) {
         pos++
         const v = peek()
-        if (v?.kind !== "id" || !/^-?\d+$/.test(v.text)) return err(`for '${op.text}' operator, the value must be an integer`)
+        if (v?.kind !== "id" || !/^-?\d+$/.test(v.text)) {
+          return err(`for '${op.text}' operator, the value must be an integer`)
+        }
         pos++
         requirements.push({ key, operator: op.text as ">" | "<", values: [v.text] })
       } else if (op.kind === "id" && (op.text === "in" || op.text === "notin")) {
         pos++
-        if (!(peek()?.kind === "op" && peek()!.text === "(")) return err(`found '${peek()?.text ?? "end of string"}', expected: '('`)
+        if (!(peek()?.kind === "op" && peek()!.text === "(")) {
+          return err(`found '${peek()?.text ?? "end of string"}', expected: '('`)
+        }
         pos++
         const values: Array<string> = []
         for (;;) {
@@ -126,7 +131,9 @@ export const parse = (input: string): ParseResult => {
           values.push(v.text)
           pos++
         }
-        if (op.text === "in" && values.length === 0) return err("for 'in', 'notin' operators, values set can't be empty")
+        if (op.text === "in" && values.length === 0) {
+          return err("for 'in', 'notin' operators, values set can't be empty")
+        }
         requirements.push({ key, operator: op.text, values })
       } else {
         return err(`found '${op.text}', expected: in, notin, =, ==, !=, gt, lt`)
@@ -180,7 +187,9 @@ export const fromLabelSelector = (selector: {
   readonly matchExpressions?: ReadonlyArray<{ key: string; operator: string; values?: ReadonlyArray<string> }>
 }): ReadonlyArray<Requirement> => {
   const out: Array<Requirement> = []
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) out.push({ key, operator: "=", values: [value] })
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    out.push({ key, operator: "=", values: [value] })
+  }
   for (const e of selector.matchExpressions ?? []) {
     const op: Operator = e.operator === "In"
       ? "in"

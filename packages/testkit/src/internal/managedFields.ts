@@ -142,7 +142,9 @@ interface Entry {
 }
 
 const readEntries = (obj: Obj | undefined): Array<Entry> =>
-  ((obj?.metadata?.managedFields ?? []) as Array<ManagedFieldsEntry>).filter((e) => isObject(e) && e.manager !== undefined)
+  ((obj?.metadata?.managedFields ?? []) as Array<ManagedFieldsEntry>).filter((e) =>
+    isObject(e) && e.manager !== undefined
+  )
     .map((e) => ({
       manager: e.manager,
       operation: e.operation,
@@ -334,7 +336,9 @@ export const apply = (
   }
   for (const c of conflicts) {
     for (const e of entries) {
-      if (e.manager === c.manager && !(e.manager === manager && e.operation === "Apply")) e.paths.delete(pathKey(c.path))
+      if (e.manager === c.manager && !(e.manager === manager && e.operation === "Apply")) {
+        e.paths.delete(pathKey(c.path))
+      }
     }
   }
   const me = findEntry(entries, manager, "Apply", subresource, config.apiVersion, time)

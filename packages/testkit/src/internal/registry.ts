@@ -96,7 +96,14 @@ export const builtins: ReadonlyArray<ResourceType> = [
     listKeys: podSpecKeys("spec.template.spec")
   }),
   builtin({ group: "coordination.k8s.io", version: "v1", plural: "leases", kind: "Lease", namespaced: true }),
-  builtin({ group: "events.k8s.io", version: "v1", plural: "events", kind: "Event", namespaced: true, shortNames: ["ev"] }),
+  builtin({
+    group: "events.k8s.io",
+    version: "v1",
+    plural: "events",
+    kind: "Event",
+    namespaced: true,
+    shortNames: ["ev"]
+  }),
   builtin({
     group: "apiextensions.k8s.io",
     version: "v1",
@@ -150,7 +157,9 @@ export const fromCrd = (crd: Obj): ReadonlyArray<ResourceType> => {
     .map((v): ResourceType => {
       const listKeys = new Map<string, ReadonlyArray<string>>(metaKeys)
       for (const [k, keys] of schemaListKeys(v.schema?.openAPIV3Schema)) listKeys.set(k, keys)
-      const columns = Array.isArray(v.additionalPrinterColumns) ? (v.additionalPrinterColumns as Array<PrinterColumn>) : []
+      const columns = Array.isArray(v.additionalPrinterColumns)
+        ? (v.additionalPrinterColumns as Array<PrinterColumn>)
+        : []
       return {
         group: spec.group,
         version: v.name,

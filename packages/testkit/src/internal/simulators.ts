@@ -26,7 +26,12 @@ export const deploymentStatus = (
     const settle = (d: KubeObject) =>
       Effect.gen(function*() {
         yield* Effect.sleep(delay)
-        const ref = { apiVersion: "apps/v1", kind: "Deployment", namespace: d.metadata.namespace, name: d.metadata.name! }
+        const ref = {
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          namespace: d.metadata.namespace,
+          name: d.metadata.name!
+        }
         const current: any = yield* cluster.get(ref)
         if (upToDate(current)) return
         const replicas = current.spec?.replicas ?? 1
@@ -49,7 +54,11 @@ export const deploymentStatus = (
             availableReplicas: replicas,
             conditions: [
               condition("Available", "MinimumReplicasAvailable", "Deployment has minimum availability."),
-              condition("Progressing", "NewReplicaSetAvailable", `ReplicaSet "${current.metadata.name}" has successfully progressed.`)
+              condition(
+                "Progressing",
+                "NewReplicaSetAvailable",
+                `ReplicaSet "${current.metadata.name}" has successfully progressed.`
+              )
             ]
           }
         }, { fieldManager: MANAGER })

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto"
 import * as ApiError from "../ApiError.js"
 import type { KubeObject, ManagedFieldsEntry, ObjectList, WatchEvent } from "../KubeObject.js"
 import type { ResourceType } from "../ResourceType.js"
+import { FaultState } from "./faults.js"
 import { clone, deepEqual, formatTime, isObject, type Obj } from "./json.js"
 import {
   type FieldRequirement,
@@ -20,7 +21,6 @@ import {
 import * as ManagedFields from "./managedFields.js"
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
 import { fromCrd, Registry, storageKey } from "./registry.js"
-import { FaultState } from "./faults.js"
 import { defaultAlways, defaultOnCreate, validate, validateName } from "./validation.js"
 
 export interface CoreOptions {
@@ -59,7 +59,9 @@ export interface WriteOptions {
 export interface DeleteOptions {
   readonly propagationPolicy?: "Background" | "Foreground" | "Orphan" | undefined
   readonly orphanDependents?: boolean | undefined
-  readonly preconditions?: { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined } | undefined
+  readonly preconditions?:
+    | { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
+    | undefined
 }
 
 export type PatchType = "json" | "merge" | "strategic" | "apply"
@@ -152,7 +154,11 @@ export class Core {
     const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1)
     const rt = this.registry.byKind(group, version, kind)
     if (rt === undefined) {
-      throw ApiError.make(404, "NotFound", `the server could not find the requested resource (kind ${kind} in ${apiVersion})`)
+      throw ApiError.make(
+        404,
+        "NotFound",
+        `the server could not find the requested resource (kind ${kind} in ${apiVersion})`
+      )
     }
     return rt
   }
@@ -185,9 +191,17 @@ export class Core {
   }
 
   /** The sorted keys and objects of `rt` at `at`: computed once per list, reused by its continue pages. */
-  private listCache: { readonly storage: string; readonly at: number; readonly keys: Array<string>; readonly source: Map<string, Obj> } | undefined
+  private listCache: {
+    readonly storage: string
+    readonly at: number
+    readonly keys: Array<string>
+    readonly source: Map<string, Obj>
+  } | undefined
 
-  private listSnapshot(rt: ResourceType, at: number): { readonly keys: Array<string>; readonly source: Map<string, Obj> } {
+  private listSnapshot(
+    rt: ResourceType,
+    at: number
+  ): { readonly keys: Array<string>; readonly source: Map<string, Obj> } {
     const storage = storageKey(rt)
     const cached = this.listCache
     if (cached !== undefined && cached.storage === storage && cached.at === at) return cached
@@ -225,13 +239,17 @@ export class Core {
       }
       at = token.rv
       startAfter = token.start
-    } else if (options.resourceVersion !== undefined && options.resourceVersion !== "" && options.resourceVersion !== "0") {
+    } else if (
+      options.resourceVersion !== undefined && options.resourceVersion !== "" && options.resourceVersion !== "0"
+    ) {
       const requested = parseRv(options.resourceVersion)
       if (options.resourceVersionMatch === "Exact") {
         if (requested < this.compactedRv) {
           throw expired(`too old resource version: ${requested} (${this.compactedRv + 1})`)
         }
-        if (requested > this.rv) throw ApiError.make(504, "Timeout", `Too large resource version: ${requested}, current: ${this.rv}`)
+        if (requested > this.rv) {
+          throw ApiError.make(504, "Timeout", `Too large resource version: ${requested}, current: ${this.rv}`)
+        }
         at = requested
       } else if (requested > this.rv) {
         throw ApiError.make(504, "Timeout", `Too large resource version: ${requested}, current: ${this.rv}`, {
@@ -260,7 +278,9 @@ export class Core {
       metadata.continue = encodeContinue(at, page[page.length - 1]![0])
       if (labels.length === 0 && fields.length === 0) {
         let remaining = 0
-        for (; i < keys.length; i++) if (this.matchesScope(rt, namespace, labels, fields, source.get(keys[i]!)!)) remaining++
+        for (; i < keys.length; i++) {
+          if (this.matchesScope(rt, namespace, labels, fields, source.get(keys[i]!)!)) remaining++
+        }
         metadata.remainingItemCount = remaining
       }
     }
@@ -409,7 +429,9 @@ export class Core {
     if (body.metadata !== undefined && !isObject(body.metadata)) throw badRequest("metadata must be an object")
     const expected = apiVersionOf(rt)
     if (body.apiVersion !== undefined && body.apiVersion !== expected) {
-      throw badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (${expected})`)
+      throw badRequest(
+        `the API version in the data (${body.apiVersion}) does not match the expected API version (${expected})`
+      )
     }
     if (body.kind !== undefined && body.kind !== rt.kind) {
       throw badRequest(`the kind in the data (${body.kind}) does not match the expected kind (${rt.kind})`)
@@ -423,17 +445,31 @@ export class Core {
 
   private checkNamespace(rt: ResourceType, namespace: string | undefined, name: string): void {
     if (!rt.namespaced) return
-    if (namespace === undefined || namespace === "") throw badRequest("a namespace is required for namespaced resources")
+    if (namespace === undefined || namespace === "") {
+      throw badRequest("a namespace is required for namespaced resources")
+    }
     const ns = this.store(this.registry.byKind("", "v1", "Namespace")!).get(namespace)
     if (ns === undefined) {
-      throw ApiError.make(404, "NotFound", `namespaces "${namespace}" not found`, { name: namespace, kind: "namespaces" })
+      throw ApiError.make(404, "NotFound", `namespaces "${namespace}" not found`, {
+        name: namespace,
+        kind: "namespaces"
+      })
     }
     if (ns.metadata.deletionTimestamp !== undefined) {
       throw ApiError.make(
         403,
         "Forbidden",
-        `${qualified(rt)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-        { ...details(rt, name), causes: [{ reason: "NamespaceTerminating", message: `namespace ${namespace} is being terminated`, field: "metadata.namespace" }] }
+        `${
+          qualified(rt)
+        } "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+        {
+          ...details(rt, name),
+          causes: [{
+            reason: "NamespaceTerminating",
+            message: `namespace ${namespace} is being terminated`,
+            field: "metadata.namespace"
+          }]
+        }
       )
     }
   }
@@ -447,41 +483,66 @@ export class Core {
     const obj = this.checkBody(rt, body)
     const meta = obj.metadata as Obj
     if (rt.namespaced) {
-      if (meta.namespace !== undefined && meta.namespace !== "" && namespace !== undefined && meta.namespace !== namespace) {
+      if (
+        meta.namespace !== undefined && meta.namespace !== "" && namespace !== undefined && meta.namespace !== namespace
+      ) {
         throw badRequest("the namespace of the provided object does not match the namespace sent on the request")
       }
       meta.namespace = namespace ?? meta.namespace
     } else {
       delete meta.namespace
     }
-    if ((meta.name === undefined || meta.name === "") && typeof meta.generateName === "string" && meta.generateName !== "") {
+    if (
+      (meta.name === undefined || meta.name === "") && typeof meta.generateName === "string" && meta.generateName !== ""
+    ) {
       meta.name = this.generateName(rt, meta.namespace, meta.generateName)
     }
     if (typeof meta.name !== "string" || meta.name === "") {
-      throw ApiError.make(422, "Invalid", `${rt.kind} "" is invalid: metadata.name: Required value: name or generateName is required`, {
-        group: rt.group,
-        kind: rt.kind,
-        causes: [{ reason: "FieldValueRequired", message: "Required value: name or generateName is required", field: "metadata.name" }]
-      })
+      throw ApiError.make(
+        422,
+        "Invalid",
+        `${rt.kind} "" is invalid: metadata.name: Required value: name or generateName is required`,
+        {
+          group: rt.group,
+          kind: rt.kind,
+          causes: [{
+            reason: "FieldValueRequired",
+            message: "Required value: name or generateName is required",
+            field: "metadata.name"
+          }]
+        }
+      )
     }
     const causes: Array<ApiError.StatusCause> = []
     validateName(rt, meta.name, causes)
     if (causes.length > 0) {
-      throw ApiError.make(422, "Invalid", `${rt.kind} "${meta.name}" is invalid: metadata.name: ${causes[0]!.message}`, {
-        name: meta.name,
-        group: rt.group,
-        kind: rt.kind,
-        causes
-      })
+      throw ApiError.make(
+        422,
+        "Invalid",
+        `${rt.kind} "${meta.name}" is invalid: metadata.name: ${causes[0]!.message}`,
+        {
+          name: meta.name,
+          group: rt.group,
+          kind: rt.kind,
+          causes
+        }
+      )
     }
     this.checkNamespace(rt, meta.namespace, meta.name)
     if (this.store(rt).has(objKey(meta.namespace, meta.name))) {
-      throw ApiError.make(409, "AlreadyExists", `${qualified(rt)} "${meta.name}" already exists`, details(rt, meta.name))
+      throw ApiError.make(
+        409,
+        "AlreadyExists",
+        `${qualified(rt)} "${meta.name}" already exists`,
+        details(rt, meta.name)
+      )
     }
     const now = formatTime(this.now())
     meta.uid = randomUUID()
     meta.creationTimestamp = now
-    for (const f of ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"]) {
+    for (
+      const f of ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"]
+    ) {
       delete meta[f]
     }
     if (rt.tracksGeneration) meta.generation = 1
@@ -514,8 +575,20 @@ export class Core {
     const storage = (crd.spec?.versions ?? []).find((v: Obj) => v?.storage === true)?.name
     crd.status = {
       conditions: [
-        { type: "NamesAccepted", status: "True", reason: "NoConflicts", message: "no conflicts found", lastTransitionTime: formatTime(this.now()) },
-        { type: "Established", status: "True", reason: "InitialNamesAccepted", message: "the initial names have been accepted", lastTransitionTime: formatTime(this.now()) }
+        {
+          type: "NamesAccepted",
+          status: "True",
+          reason: "NoConflicts",
+          message: "no conflicts found",
+          lastTransitionTime: formatTime(this.now())
+        },
+        {
+          type: "Established",
+          status: "True",
+          reason: "InitialNamesAccepted",
+          message: "the initial names have been accepted",
+          lastTransitionTime: formatTime(this.now())
+        }
       ],
       acceptedNames: crd.spec?.names,
       storedVersions: storage === undefined ? [] : [storage]
@@ -541,7 +614,9 @@ export class Core {
     const existing = this.existing(rt, namespace, name)
     const candidate = this.checkBody(rt, body)
     if (candidate.metadata.name !== undefined && candidate.metadata.name !== name) {
-      throw badRequest(`the name of the object (${candidate.metadata.name}) does not match the name on the URL (${name})`)
+      throw badRequest(
+        `the name of the object (${candidate.metadata.name}) does not match the name on the URL (${name})`
+      )
     }
     if (
       rt.namespaced && candidate.metadata.namespace !== undefined && candidate.metadata.namespace !== "" &&
@@ -551,15 +626,22 @@ export class Core {
     }
     const manager = options.fieldManager ?? "unknown"
     const subresource = options.subresource
-    return this.write(rt, existing, candidate, subresource, (old, next) =>
-      ManagedFields.afterUpdate(rt, old, next, manager, subresource, formatTime(this.now())))
+    return this.write(
+      rt,
+      existing,
+      candidate,
+      subresource,
+      (old, next) => ManagedFields.afterUpdate(rt, old, next, manager, subresource, formatTime(this.now()))
+    )
   }
 
   private conflict(rt: ResourceType, name: string): ApiError.ApiError {
     return ApiError.make(
       409,
       "Conflict",
-      `Operation cannot be fulfilled on ${qualified(rt)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      `Operation cannot be fulfilled on ${
+        qualified(rt)
+      } "${name}": the object has been modified; please apply your changes to the latest version and try again`,
       details(rt, name)
     )
   }
@@ -583,7 +665,17 @@ export class Core {
     } else {
       next = candidate
       const meta = next.metadata as Obj
-      for (const f of ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"]) {
+      for (
+        const f of [
+          "name",
+          "namespace",
+          "uid",
+          "creationTimestamp",
+          "deletionTimestamp",
+          "deletionGracePeriodSeconds",
+          "generation"
+        ]
+      ) {
         if (existing.metadata[f] === undefined) delete meta[f]
         else meta[f] = existing.metadata[f]
       }
@@ -602,12 +694,21 @@ export class Core {
         throw ApiError.make(
           422,
           "Invalid",
-          `${rt.kind} "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+          `${rt.kind} "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${
+            JSON.stringify(added)
+          }`,
           {
             name,
             group: rt.group,
             kind: rt.kind,
-            causes: [{ reason: "FieldValueForbidden", message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`, field: "metadata.finalizers" }]
+            causes: [{
+              reason: "FieldValueForbidden",
+              message:
+                `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${
+                  JSON.stringify(added)
+                }`,
+              field: "metadata.finalizers"
+            }]
           }
         )
       }
@@ -719,7 +820,9 @@ export class Core {
       throw ApiError.make(
         409,
         "Conflict",
-        `Operation cannot be fulfilled on ${qualified(rt)} "${name}": Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${existing.metadata.uid}`,
+        `Operation cannot be fulfilled on ${
+          qualified(rt)
+        } "${name}": Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${existing.metadata.uid}`,
         details(rt, name)
       )
     }
@@ -727,12 +830,19 @@ export class Core {
       throw ApiError.make(
         409,
         "Conflict",
-        `Operation cannot be fulfilled on ${qualified(rt)} "${name}": Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`,
+        `Operation cannot be fulfilled on ${
+          qualified(rt)
+        } "${name}": Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`,
         details(rt, name)
       )
     }
     if (rt.kind === "Namespace" && rt.group === "" && protectedNamespaces.has(name)) {
-      throw ApiError.make(403, "Forbidden", `namespaces "${name}" is forbidden: this namespace may not be deleted`, details(rt, name))
+      throw ApiError.make(
+        403,
+        "Forbidden",
+        `namespaces "${name}" is forbidden: this namespace may not be deleted`,
+        details(rt, name)
+      )
     }
     const policy = options.propagationPolicy ?? (options.orphanDependents === true ? "Orphan" : "Background")
     const result = this.deleteObject(rt, existing, policy)

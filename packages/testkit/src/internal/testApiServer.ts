@@ -1,10 +1,10 @@
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
 import * as YAML from "yaml"
 import * as TestApiServer from "../TestApiServer.js"
 import * as TestCluster from "../TestCluster.js"
@@ -28,7 +28,11 @@ export const kubeconfigYaml = (url: string, token: string, ca: string): string =
 
 export const make = (
   options: TestApiServer.Options = {}
-): Effect.Effect<TestApiServer.TestApiServer.Service, TestApiServer.TestApiServerError, TestCluster.TestCluster | Scope.Scope> =>
+): Effect.Effect<
+  TestApiServer.TestApiServer.Service,
+  TestApiServer.TestApiServerError,
+  TestCluster.TestCluster | Scope.Scope
+> =>
   Effect.gen(function*() {
     const cluster = yield* TestCluster.TestCluster
     const core = coreOf(cluster)

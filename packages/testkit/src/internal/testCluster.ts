@@ -16,12 +16,19 @@ export const coreOf = (service: TestCluster.TestCluster.Service): Core => cores.
 
 /** Converts anything thrown by the core into an ApiError (unexpected exceptions become 500s). */
 export const toApiError = (e: unknown): ApiError.ApiError =>
-  e instanceof ApiError.ApiError ? e : ApiError.make(500, "InternalError", `internal error: ${e instanceof Error ? e.message : String(e)}`)
+  e instanceof ApiError.ApiError
+    ? e
+    : ApiError.make(500, "InternalError", `internal error: ${e instanceof Error ? e.message : String(e)}`)
 
 const attempt = <A>(f: () => A): Effect.Effect<A, ApiError.ApiError> => Effect.try({ try: f, catch: toApiError })
 
 /** Applies injected faults (latency, then failure) before an operation. */
-const guard = (core: Core, verb: Verb, rt: ResourceType, namespace: string | undefined): Effect.Effect<void, ApiError.ApiError> =>
+const guard = (
+  core: Core,
+  verb: Verb,
+  rt: ResourceType,
+  namespace: string | undefined
+): Effect.Effect<void, ApiError.ApiError> =>
   Effect.suspend(() => {
     const decision = core.faults.decide(verb, rt, namespace)
     const delay = decision.latencyMillis > 0 ? Effect.sleep(Duration.millis(decision.latencyMillis)) : Effect.void
@@ -31,115 +38,131 @@ const guard = (core: Core, verb: Verb, rt: ResourceType, namespace: string | und
 const END = Symbol("end")
 
 export const make = (options: TestCluster.Options = {}): Effect.Effect<TestCluster.TestCluster.Service> =>
-  Effect.clockWith((clock) => Effect.sync(() => {
-    const core = new Core({
-      now: () => clock.currentTimeMillisUnsafe(),
-      historySize: options.historySize,
-      namespaceLifecycle: options.namespaceLifecycle,
-      seed: options.seed
+  Effect.clockWith((clock) =>
+    Effect.sync(() => {
+      const core = new Core({
+        now: () => clock.currentTimeMillisUnsafe(),
+        historySize: options.historySize,
+        namespaceLifecycle: options.namespaceLifecycle,
+        seed: options.seed
+      })
+      const resolve = (apiVersion: string, kind: string) => attempt(() => core.resolveKind(apiVersion, kind))
+      const op = <A>(
+        verb: Verb,
+        apiVersion: string,
+        kind: string,
+        namespace: string | undefined,
+        f: (rt: ResourceType) => A
+      ): Effect.Effect<A, ApiError.ApiError> =>
+        Effect.flatMap(resolve(apiVersion, kind), (rt) =>
+          Effect.andThen(guard(core, verb, rt, namespace), attempt(() => f(rt))))
+
+      const watch = (query: TestCluster.WatchQuery): Stream.Stream<WatchEvent, ApiError.ApiError> =>
+        Stream.unwrap(Effect.gen(function*() {
+          const rt = yield* resolve(query.apiVersion, query.kind)
+          yield* guard(core, "watch", rt, query.namespace)
+          const queue = yield* Queue.unbounded<WatchEvent | typeof END>()
+          if (core.faults.takeExpire("watch")) {
+            const status = ApiError.make(410, "Expired", "too old resource version: injected fault").status
+            return Stream.make({ type: "ERROR", object: status as unknown as KubeObject } satisfies WatchEvent)
+          }
+          const hooks = {
+            drop: () =>
+              Queue.offerUnsafe(queue, END),
+            garble: () => {}
+          }
+          const handle = yield* Effect.acquireRelease(
+            attempt(() =>
+              core.watch(rt, query.namespace, {
+                labelSelector: query.labelSelector,
+                fieldSelector: query.fieldSelector,
+                resourceVersion: query.resourceVersion,
+                sendInitialEvents: query.sendInitialEvents,
+                allowWatchBookmarks: query.allowWatchBookmarks
+              }, (event) => Queue.offerUnsafe(queue, event))
+            ),
+            (h) =>
+              Effect.sync(() => {
+                h.close()
+                core.faults.openWatches.delete(hooks)
+              })
+          )
+          if (!handle.open || core.faults.takeDrop()) Queue.offerUnsafe(queue, END)
+          else core.faults.openWatches.add(hooks)
+          // Bookmarks and the timeout go through the watch's queue from fibers started at once (effect 4 forks
+          // start on a later scheduler turn, and TestClock.adjust waits one turn only): their sleeps are registered
+          // when the watch opens, and a bookmark never overtakes an event queued before it.
+          if (query.allowWatchBookmarks === true) {
+            yield* Effect.sleep(query.bookmarkInterval ?? "1 minute").pipe(
+              Effect.andThen(Effect.sync(() => Queue.offerUnsafe(queue, core.bookmark(rt)))),
+              Effect.forever,
+              Effect.forkScoped({ startImmediately: true })
+            )
+          }
+          if (query.timeoutSeconds !== undefined && query.timeoutSeconds > 0) {
+            yield* Effect.sleep(Duration.seconds(query.timeoutSeconds)).pipe(
+              Effect.andThen(Effect.sync(() => Queue.offerUnsafe(queue, END))),
+              Effect.forkScoped({ startImmediately: true })
+            )
+          }
+          return Stream.fromQueue(queue).pipe(
+            Stream.takeWhile((e): e is WatchEvent => e !== END),
+            Stream.takeUntil((e) => e.type === "ERROR")
+          )
+        }))
+
+      const service: TestCluster.TestCluster.Service = {
+        create: (object, opts) =>
+          op("create", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
+            core.create(rt, object.metadata?.namespace, object, { fieldManager: opts?.fieldManager ?? "testkit" })),
+        get: (ref) =>
+          op("get", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
+            core.get(rt, ref.namespace, ref.name)),
+        list: (query) =>
+          Effect.flatMap(resolve(query.apiVersion, query.kind), (rt) =>
+            Effect.andThen(
+              guard(core, "list", rt, query.namespace),
+              core.faults.takeExpire("list")
+                ? Effect.fail(ApiError.make(410, "Expired", "too old resource version: injected fault"))
+                : attempt(() =>
+                  core.list(rt, query.namespace, query)
+                )
+            )),
+        update: (object, opts) =>
+          op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
+            core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
+              fieldManager: opts?.fieldManager ?? "testkit",
+              subresource: opts?.subresource
+            })),
+        updateStatus: (object, opts) =>
+          op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
+            core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
+              fieldManager: opts?.fieldManager ?? "testkit",
+              subresource: "status"
+            })),
+        patch: (ref, patch, opts) =>
+          op("patch", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
+            core.patch(rt, ref.namespace, ref.name, patch.type, patch.patch, {
+              fieldManager: patch.type === "apply" ? patch.fieldManager : opts?.fieldManager ?? "testkit",
+              subresource: opts?.subresource,
+              force: patch.type === "apply" ? patch.force : undefined
+            }).object),
+        apply: (object, opts) =>
+          op("patch", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
+            core.patch(rt, object.metadata?.namespace, object.metadata?.name ?? "", "apply", object, opts).object),
+        delete: (ref, opts) =>
+          op("delete", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
+            core.delete(rt, ref.namespace, ref.name, opts ?? {})),
+        watch,
+        resourceVersion: Effect.sync(() =>
+          core.resourceVersion()
+        ),
+        compact: Effect.sync(() =>
+          core.compact()
+        ),
+        resources: Effect.sync(() => [...core.registry.all()])
+      }
+      cores.set(service, core)
+      return service
     })
-    const resolve = (apiVersion: string, kind: string) => attempt(() => core.resolveKind(apiVersion, kind))
-    const op = <A>(
-      verb: Verb,
-      apiVersion: string,
-      kind: string,
-      namespace: string | undefined,
-      f: (rt: ResourceType) => A
-    ): Effect.Effect<A, ApiError.ApiError> =>
-      Effect.flatMap(resolve(apiVersion, kind), (rt) =>
-        Effect.andThen(guard(core, verb, rt, namespace), attempt(() => f(rt))))
-
-    const watch = (query: TestCluster.WatchQuery): Stream.Stream<WatchEvent, ApiError.ApiError> =>
-      Stream.unwrap(Effect.gen(function*() {
-        const rt = yield* resolve(query.apiVersion, query.kind)
-        yield* guard(core, "watch", rt, query.namespace)
-        const queue = yield* Queue.unbounded<WatchEvent | typeof END>()
-        if (core.faults.takeExpire("watch")) {
-          const status = ApiError.make(410, "Expired", "too old resource version: injected fault").status
-          return Stream.make({ type: "ERROR", object: status as unknown as KubeObject } satisfies WatchEvent)
-        }
-        const hooks = { drop: () => Queue.offerUnsafe(queue, END), garble: () => {} }
-        const handle = yield* Effect.acquireRelease(
-          attempt(() =>
-            core.watch(rt, query.namespace, {
-              labelSelector: query.labelSelector,
-              fieldSelector: query.fieldSelector,
-              resourceVersion: query.resourceVersion,
-              sendInitialEvents: query.sendInitialEvents,
-              allowWatchBookmarks: query.allowWatchBookmarks
-            }, (event) => Queue.offerUnsafe(queue, event))
-          ),
-          (h) => Effect.sync(() => {
-            h.close()
-            core.faults.openWatches.delete(hooks)
-          })
-        )
-        if (!handle.open || core.faults.takeDrop()) Queue.offerUnsafe(queue, END)
-        else core.faults.openWatches.add(hooks)
-        // Bookmarks and the timeout go through the watch's queue from fibers started at once (effect 4 forks
-        // start on a later scheduler turn, and TestClock.adjust waits one turn only): their sleeps are registered
-        // when the watch opens, and a bookmark never overtakes an event queued before it.
-        if (query.allowWatchBookmarks === true) {
-          yield* Effect.sleep(query.bookmarkInterval ?? "1 minute").pipe(
-            Effect.andThen(Effect.sync(() => Queue.offerUnsafe(queue, core.bookmark(rt)))),
-            Effect.forever,
-            Effect.forkScoped({ startImmediately: true })
-          )
-        }
-        if (query.timeoutSeconds !== undefined && query.timeoutSeconds > 0) {
-          yield* Effect.sleep(Duration.seconds(query.timeoutSeconds)).pipe(
-            Effect.andThen(Effect.sync(() => Queue.offerUnsafe(queue, END))),
-            Effect.forkScoped({ startImmediately: true })
-          )
-        }
-        return Stream.fromQueue(queue).pipe(
-          Stream.takeWhile((e): e is WatchEvent => e !== END),
-          Stream.takeUntil((e) => e.type === "ERROR")
-        )
-      }))
-
-    const service: TestCluster.TestCluster.Service = {
-      create: (object, opts) =>
-        op("create", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
-          core.create(rt, object.metadata?.namespace, object, { fieldManager: opts?.fieldManager ?? "testkit" })),
-      get: (ref) => op("get", ref.apiVersion, ref.kind, ref.namespace, (rt) => core.get(rt, ref.namespace, ref.name)),
-      list: (query) =>
-        Effect.flatMap(resolve(query.apiVersion, query.kind), (rt) =>
-          Effect.andThen(
-            guard(core, "list", rt, query.namespace),
-            core.faults.takeExpire("list")
-              ? Effect.fail(ApiError.make(410, "Expired", "too old resource version: injected fault"))
-              : attempt(() => core.list(rt, query.namespace, query))
-          )),
-      update: (object, opts) =>
-        op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
-          core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
-            fieldManager: opts?.fieldManager ?? "testkit",
-            subresource: opts?.subresource
-          })),
-      updateStatus: (object, opts) =>
-        op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
-          core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
-            fieldManager: opts?.fieldManager ?? "testkit",
-            subresource: "status"
-          })),
-      patch: (ref, patch, opts) =>
-        op("patch", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
-          core.patch(rt, ref.namespace, ref.name, patch.type, patch.patch, {
-            fieldManager: patch.type === "apply" ? patch.fieldManager : opts?.fieldManager ?? "testkit",
-            subresource: opts?.subresource,
-            force: patch.type === "apply" ? patch.force : undefined
-          }).object),
-      apply: (object, opts) =>
-        op("patch", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
-          core.patch(rt, object.metadata?.namespace, object.metadata?.name ?? "", "apply", object, opts).object),
-      delete: (ref, opts) =>
-        op("delete", ref.apiVersion, ref.kind, ref.namespace, (rt) => core.delete(rt, ref.namespace, ref.name, opts ?? {})),
-      watch,
-      resourceVersion: Effect.sync(() => core.resourceVersion()),
-      compact: Effect.sync(() => core.compact()),
-      resources: Effect.sync(() => [...core.registry.all()])
-    }
-    cores.set(service, core)
-    return service
-  }))
+  )

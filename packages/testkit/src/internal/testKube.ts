@@ -35,8 +35,6 @@ const notFoundPath = (): ApiError.ApiError =>
 
 const badRequest = (message: string): ApiError.ApiError => ApiError.make(400, "BadRequest", message)
 
-
-
 /** A `TestCluster` failure as the `KubeError` the HTTP client parses from the same Status. */
 const toKubeError = (info: KubeError.RequestInfo) => (e: unknown): KubeError.StatusError => {
   const status = toApiError(e).status
@@ -113,16 +111,18 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
     Effect.timeoutOrElse({
       duration: timeout,
       orElse: () =>
-        Effect.fail(new KubeError.Timeout({
-          status: {
-            kind: "Status",
-            status: "Failure",
-            reason: "Timeout",
-            code: 0,
-            message: `no answer within ${Duration.format(timeout)}`
-          },
-          request: info
-        }))
+        Effect.fail(
+          new KubeError.Timeout({
+            status: {
+              kind: "Status",
+              status: "Failure",
+              reason: "Timeout",
+              code: 0,
+              message: `no answer within ${Duration.format(timeout)}`
+            },
+            request: info
+          })
+        )
     })
 
   /** One request: route, checks, faults, the core operation; errors as over HTTP; timeout and retries as over HTTP. */
@@ -160,12 +160,13 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
     return spec.idempotent === "never" ? attempt : Kube.withRetry(attempt, options.retry, spec.idempotent)
   }
 
-  const decodeWith = <A extends HasMetadata>(resource: Resource.Resource<A>, info: KubeError.RequestInfo) =>
-  (body: unknown): Effect.Effect<A, KubeError.Decode> =>
-    Effect.mapError(
-      resource.decode(body),
-      (e) => e.request === undefined ? new KubeError.Decode({ ...e, request: info }) : e
-    )
+  const decodeWith =
+    <A extends HasMetadata>(resource: Resource.Resource<A>, info: KubeError.RequestInfo) =>
+    (body: unknown): Effect.Effect<A, KubeError.Decode> =>
+      Effect.mapError(
+        resource.decode(body),
+        (e) => e.request === undefined ? new KubeError.Decode({ ...e, request: info }) : e
+      )
 
   const get = <A extends HasMetadata>(
     resource: Resource.Resource<A>,

@@ -49,36 +49,66 @@ const validateMeta = (meta: Obj, causes: Causes): void => {
     if (!isObject(meta.labels)) invalid(causes, "metadata.labels", meta.labels, "must be a map of strings")
     else {
       for (const [k, v] of Object.entries(meta.labels)) {
-        if (!isQualifiedName(k)) invalid(causes, "metadata.labels", k, "name part must consist of alphanumeric characters, '-', '_' or '.'")
+        if (!isQualifiedName(k)) {
+          invalid(causes, "metadata.labels", k, "name part must consist of alphanumeric characters, '-', '_' or '.'")
+        }
         if (typeof v !== "string" || !isLabelValue(v)) {
-          invalid(causes, "metadata.labels", v, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character")
+          invalid(
+            causes,
+            "metadata.labels",
+            v,
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+          )
         }
       }
     }
   }
   if (meta.annotations !== undefined) {
-    if (!isObject(meta.annotations)) invalid(causes, "metadata.annotations", meta.annotations, "must be a map of strings")
-    else {
+    if (!isObject(meta.annotations)) {
+      invalid(causes, "metadata.annotations", meta.annotations, "must be a map of strings")
+    } else {
       let size = 0
       for (const [k, v] of Object.entries(meta.annotations)) {
-        if (!isQualifiedName(k)) invalid(causes, "metadata.annotations", k, "name part must consist of alphanumeric characters, '-', '_' or '.'")
+        if (!isQualifiedName(k)) {
+          invalid(
+            causes,
+            "metadata.annotations",
+            k,
+            "name part must consist of alphanumeric characters, '-', '_' or '.'"
+          )
+        }
         if (typeof v !== "string") invalid(causes, `metadata.annotations[${k}]`, v, "must be a string")
         else size += k.length + v.length
       }
-      if (size > 256 * 1024) causes.push({ reason: "FieldValueTooLong", message: "Too long: must have at most 262144 bytes", field: "metadata.annotations" })
+      if (size > 256 * 1024) {
+        causes.push({
+          reason: "FieldValueTooLong",
+          message: "Too long: must have at most 262144 bytes",
+          field: "metadata.annotations"
+        })
+      }
     }
   }
   if (meta.finalizers !== undefined) {
-    if (!Array.isArray(meta.finalizers)) invalid(causes, "metadata.finalizers", meta.finalizers, "must be a list of strings")
-    else {
+    if (!Array.isArray(meta.finalizers)) {
+      invalid(causes, "metadata.finalizers", meta.finalizers, "must be a list of strings")
+    } else {
       meta.finalizers.forEach((f: unknown, i: number) => {
-        if (typeof f !== "string" || !isQualifiedName(f)) invalid(causes, `metadata.finalizers[${i}]`, f, "name part must consist of alphanumeric characters, '-', '_' or '.'")
+        if (typeof f !== "string" || !isQualifiedName(f)) {
+          invalid(
+            causes,
+            `metadata.finalizers[${i}]`,
+            f,
+            "name part must consist of alphanumeric characters, '-', '_' or '.'"
+          )
+        }
       })
     }
   }
   if (meta.ownerReferences !== undefined) {
-    if (!Array.isArray(meta.ownerReferences)) invalid(causes, "metadata.ownerReferences", meta.ownerReferences, "must be a list")
-    else {
+    if (!Array.isArray(meta.ownerReferences)) {
+      invalid(causes, "metadata.ownerReferences", meta.ownerReferences, "must be a list")
+    } else {
       let controllers = 0
       meta.ownerReferences.forEach((ref: Obj, i: number) => {
         for (const f of ["apiVersion", "kind", "name", "uid"]) {
@@ -86,7 +116,9 @@ const validateMeta = (meta: Obj, causes: Causes): void => {
         }
         if (ref?.controller === true) controllers++
       })
-      if (controllers > 1) invalid(causes, "metadata.ownerReferences", controllers, "Only one reference can have Controller set to true")
+      if (controllers > 1) {
+        invalid(causes, "metadata.ownerReferences", controllers, "Only one reference can have Controller set to true")
+      }
     }
   }
 }
@@ -115,10 +147,19 @@ export const validate = (rt: ResourceType, obj: Obj, old: Obj | undefined): void
           continue
         }
         for (const [k, v] of Object.entries(data)) {
-          if (!/^[-._a-zA-Z0-9]+$/.test(k)) invalid(causes, `${field}[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.'")
+          if (!/^[-._a-zA-Z0-9]+$/.test(k)) {
+            invalid(
+              causes,
+              `${field}[${k}]`,
+              k,
+              "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
+            )
+          }
           if (typeof v !== "string") invalid(causes, `${field}[${k}]`, v, "must be a string")
           else if ((field === "data" && rt.kind === "Secret") || field === "binaryData") {
-            if (!/^[A-Za-z0-9+/]*={0,2}$/.test(v)) invalid(causes, `${field}[${k}]`, "<value omitted>", "illegal base64 data")
+            if (!/^[A-Za-z0-9+/]*={0,2}$/.test(v)) {
+              invalid(causes, `${field}[${k}]`, "<value omitted>", "illegal base64 data")
+            }
           }
         }
       }
@@ -146,8 +187,9 @@ export const validate = (rt: ResourceType, obj: Obj, old: Obj | undefined): void
       else {
         const labels = spec.template?.metadata?.labels
         const reqs = fromLabelSelector(spec.selector)
-        if (reqs.length === 0) invalid(causes, "spec.selector", spec.selector, "empty selector is invalid for deployment")
-        else if (!matches(reqs, labels)) {
+        if (reqs.length === 0) {
+          invalid(causes, "spec.selector", spec.selector, "empty selector is invalid for deployment")
+        } else if (!matches(reqs, labels)) {
           invalid(causes, "spec.template.metadata.labels", labels ?? {}, "`selector` does not match template `labels`")
         }
         if (old !== undefined && !deepEqual(old.spec?.selector, spec.selector)) {
@@ -204,14 +246,21 @@ const validateCrd = (crd: Obj, old: Obj | undefined, causes: Causes): void => {
     invalid(causes, "metadata.name", crd.metadata.name, "must be spec.names.plural+\".\"+spec.group")
   }
   if (spec.scope !== "Namespaced" && spec.scope !== "Cluster") {
-    causes.push({ reason: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"`, field: "spec.scope" })
+    causes.push({
+      reason: "FieldValueNotSupported",
+      message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"`,
+      field: "spec.scope"
+    })
   }
   const versions = spec.versions
-  if (!Array.isArray(versions) || versions.length === 0) required(causes, "spec.versions", "Required value: must have exactly one version marked as storage version")
-  else if (versions.filter((v: Obj) => v?.storage === true).length !== 1) {
+  if (!Array.isArray(versions) || versions.length === 0) {
+    required(causes, "spec.versions", "Required value: must have exactly one version marked as storage version")
+  } else if (versions.filter((v: Obj) => v?.storage === true).length !== 1) {
     invalid(causes, "spec.versions", versions.length, "must have exactly one version marked as storage version")
   }
-  if (old !== undefined && old.spec?.scope !== spec.scope) invalid(causes, "spec.scope", spec.scope, "field is immutable")
+  if (old !== undefined && old.spec?.scope !== spec.scope) {
+    invalid(causes, "spec.scope", spec.scope, "field is immutable")
+  }
 }
 
 let nextServiceIp = 1

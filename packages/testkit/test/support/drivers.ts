@@ -2,9 +2,9 @@
  * One client interface over the in-process cluster and over HTTP, so the
  * conformance cases run unchanged against both.
  */
-import * as Https from "node:https"
 import { Context, Effect, Layer, Stream } from "effect"
 import type { Scope } from "effect"
+import * as Https from "node:https"
 import { ApiError, TestApiServer, TestCluster } from "../../src/index.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 
@@ -74,12 +74,15 @@ export const request = (
       (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (c: Buffer) => chunks.push(c))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
         res.on("error", reject)
       }
     )
     req.on("error", reject)
-    if (options.body !== undefined) req.write(options.body)
+    if (options.body !== undefined) {
+      req.write(options.body)
+    }
     req.end()
   })
 
@@ -94,7 +97,14 @@ export const watchLines = (
     const lines: Array<string> = []
     let buffer = ""
     const req = Https.request(
-      { host: "127.0.0.1", port: server.port, method: "GET", path, headers: { authorization: `Bearer ${server.token}` }, ca: server.certificateAuthority },
+      {
+        host: "127.0.0.1",
+        port: server.port,
+        method: "GET",
+        path,
+        headers: { authorization: `Bearer ${server.token}` },
+        ca: server.certificateAuthority
+      },
       (res) => {
         onOpen?.()
         res.on("data", (c: Buffer) => {
@@ -121,7 +131,9 @@ export const watchLines = (
 
 const resourcePath = (cluster: TestCluster.TestCluster.Service, apiVersion: string, kind: string) =>
   Effect.flatMap(cluster.resources, (types) => {
-    const t = types.find((t) => (t.group === "" ? t.version : `${t.group}/${t.version}`) === apiVersion && t.kind === kind)
+    const t = types.find((t) =>
+      (t.group === "" ? t.version : `${t.group}/${t.version}`) === apiVersion && t.kind === kind
+    )
     // the path of an unserved kind is unknown: answer as the server would for any unknown path
     return t === undefined
       ? Effect.fail(ApiError.make(404, "NotFound", "the server could not find the requested resource"))
@@ -139,7 +151,9 @@ const pathOf = (
   }/${t.plural}${name !== undefined ? `/${name}` : ""}${sub !== undefined ? `/${sub}` : ""}`
 
 const qs = (params: Record<string, string | number | boolean | undefined>): string => {
-  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as Array<[string, string | number | boolean]>
+  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as Array<
+    [string, string | number | boolean]
+  >
   return entries.length === 0 ? "" : `?${entries.map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`).join("&")}`
 }
 
@@ -163,12 +177,19 @@ export const http: Effect.Effect<Driver, never, Scope.Scope> = Effect.gen(functi
     name: "http",
     cluster,
     create: (obj, fieldManager) =>
-      Effect.flatMap(resourcePath(cluster, obj.apiVersion, obj.kind), (t) =>
-        call("POST", pathOf(t, obj.metadata?.namespace) + qs({ fieldManager }), {
-          body: JSON.stringify(obj),
-          contentType: "application/json"
-        })),
-    get: (ref) => Effect.flatMap(resourcePath(cluster, ref.apiVersion, ref.kind), (t) => call("GET", pathOf(t, ref.namespace, ref.name))),
+      Effect.flatMap(
+        resourcePath(cluster, obj.apiVersion, obj.kind),
+        (t) =>
+          call("POST", pathOf(t, obj.metadata?.namespace) + qs({ fieldManager }), {
+            body: JSON.stringify(obj),
+            contentType: "application/json"
+          })
+      ),
+    get: (ref) =>
+      Effect.flatMap(
+        resourcePath(cluster, ref.apiVersion, ref.kind),
+        (t) => call("GET", pathOf(t, ref.namespace, ref.name))
+      ),
     list: (q) =>
       Effect.flatMap(resourcePath(cluster, q.apiVersion, q.kind), (t) =>
         call(
@@ -184,11 +205,14 @@ export const http: Effect.Effect<Driver, never, Scope.Scope> = Effect.gen(functi
             })
         )),
     update: (obj, subresource) =>
-      Effect.flatMap(resourcePath(cluster, obj.apiVersion, obj.kind), (t) =>
-        call("PUT", pathOf(t, obj.metadata?.namespace, obj.metadata.name, subresource), {
-          body: JSON.stringify(obj),
-          contentType: "application/json"
-        })),
+      Effect.flatMap(
+        resourcePath(cluster, obj.apiVersion, obj.kind),
+        (t) =>
+          call("PUT", pathOf(t, obj.metadata?.namespace, obj.metadata.name, subresource), {
+            body: JSON.stringify(obj),
+            contentType: "application/json"
+          })
+      ),
     patch: (ref, patch) =>
       Effect.flatMap(resourcePath(cluster, ref.apiVersion, ref.kind), (t) => {
         const contentType = {
@@ -198,11 +222,20 @@ export const http: Effect.Effect<Driver, never, Scope.Scope> = Effect.gen(functi
           apply: "application/apply-patch+yaml"
         }[patch.type]
         const params = patch.type === "apply" ? qs({ fieldManager: patch.fieldManager, force: patch.force }) : ""
-        return call("PATCH", pathOf(t, ref.namespace, ref.name) + params, { body: JSON.stringify(patch.patch), contentType })
+        return call("PATCH", pathOf(t, ref.namespace, ref.name) + params, {
+          body: JSON.stringify(patch.patch),
+          contentType
+        })
       }),
     delete: (ref, options) =>
-      Effect.flatMap(resourcePath(cluster, ref.apiVersion, ref.kind), (t) =>
-        call("DELETE", pathOf(t, ref.namespace, ref.name), { body: JSON.stringify(options ?? {}), contentType: "application/json" })),
+      Effect.flatMap(
+        resourcePath(cluster, ref.apiVersion, ref.kind),
+        (t) =>
+          call("DELETE", pathOf(t, ref.namespace, ref.name), {
+            body: JSON.stringify(options ?? {}),
+            contentType: "application/json"
+          })
+      ),
     watch: (q, count) =>
       Effect.flatMap(resourcePath(cluster, q.apiVersion, q.kind), (t) =>
         Effect.promise(() =>

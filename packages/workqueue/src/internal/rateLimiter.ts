@@ -66,7 +66,11 @@ export const bucket = (options: RateLimiter.BucketOptions): Effect.Effect<Servic
   }
   if (!Number.isInteger(burst) || burst < 1) {
     return Effect.fail(
-      new InvalidRateLimiterOptions({ limiter: "bucket", option: "burst", reason: `must be an integer >= 1, got ${burst}` })
+      new InvalidRateLimiterOptions({
+        limiter: "bucket",
+        option: "burst",
+        reason: `must be an integer >= 1, got ${burst}`
+      })
     )
   }
   return Effect.clockWith((clock) =>
@@ -99,8 +103,10 @@ export const bucket = (options: RateLimiter.BucketOptions): Effect.Effect<Servic
 /** @internal */
 export const maxOf = (limiters: ReadonlyArray<Service>): Service => ({
   when: (key) =>
-    Effect.map(Effect.forEach(limiters, (limiter) => limiter.when(key)), (delays) =>
-      delays.reduce((a, b) => Duration.max(a, b), Duration.zero)),
+    Effect.map(
+      Effect.forEach(limiters, (limiter) => limiter.when(key)),
+      (delays) => delays.reduce((a, b) => Duration.max(a, b), Duration.zero)
+    ),
   forget: (key) => Effect.forEach(limiters, (limiter) => limiter.forget(key), { discard: true }),
   numRequeues: (key) =>
     Effect.map(Effect.forEach(limiters, (limiter) => limiter.numRequeues(key)), (counts) => Math.max(0, ...counts))

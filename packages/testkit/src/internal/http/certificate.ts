@@ -24,7 +24,8 @@ const set = (...content: ReadonlyArray<Buffer>) => tlv(0x31, ...content)
 const octets = (content: Buffer) => tlv(0x04, content)
 const bool = (value: boolean) => tlv(0x01, Buffer.from([value ? 0xff : 0x00]))
 
-const integer = (bytes: Buffer): Buffer => tlv(0x02, bytes[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes)
+const integer = (bytes: Buffer): Buffer =>
+  tlv(0x02, bytes[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes)
 
 const oid = (dotted: string): Buffer => {
   const parts = dotted.split(".").map(Number)
@@ -79,7 +80,11 @@ export const selfSigned = (): Certificate => {
         extension("2.5.29.19", true, seq(bool(true))),
         extension("2.5.29.15", true, tlv(0x03, Buffer.from([0x02, 0x84]))),
         extension("2.5.29.37", false, seq(oid("1.3.6.1.5.5.7.3.1"))),
-        extension("2.5.29.17", false, seq(tlv(0x87, Buffer.from([127, 0, 0, 1])), tlv(0x82, Buffer.from("localhost", "ascii"))))
+        extension(
+          "2.5.29.17",
+          false,
+          seq(tlv(0x87, Buffer.from([127, 0, 0, 1])), tlv(0x82, Buffer.from("localhost", "ascii")))
+        )
       )
     )
   )

@@ -3,16 +3,17 @@ import type { ResourceType } from "../../ResourceType.js"
 
 export const AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
-const verbsOf = (rt: ResourceType): Array<string> => [
-  "create",
-  "delete",
-  "deletecollection",
-  "get",
-  "list",
-  "patch",
-  "update",
-  "watch"
-].filter((v) => v !== "deletecollection" || rt.kind !== "Namespace")
+const verbsOf = (rt: ResourceType): Array<string> =>
+  [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch"
+  ].filter((v) => v !== "deletecollection" || rt.kind !== "Namespace")
 
 /** Group versions in preference order (the first registered version is preferred). */
 const groupVersions = (types: ReadonlyArray<ResourceType>): Map<string, Array<string>> => {
@@ -75,10 +76,21 @@ export const apiResourceList = (types: ReadonlyArray<ResourceType>, group: strin
       ...(t.categories.length > 0 ? { categories: t.categories } : {})
     })
     if (t.hasStatus) {
-      resources.push({ name: `${t.plural}/status`, singularName: "", namespaced: t.namespaced, kind: t.kind, verbs: ["get", "patch", "update"] })
+      resources.push({
+        name: `${t.plural}/status`,
+        singularName: "",
+        namespaced: t.namespaced,
+        kind: t.kind,
+        verbs: ["get", "patch", "update"]
+      })
     }
   }
-  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: group === "" ? version : `${group}/${version}`, resources }
+  return {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion: group === "" ? version : `${group}/${version}`,
+    resources
+  }
 }
 
 /** The aggregated discovery document of the core group (`/api`) or of all named groups (`/apis`). */
@@ -99,7 +111,13 @@ export const aggregated = (types: ReadonlyArray<ResourceType>, core: boolean) =>
         ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
         ...(t.categories.length > 0 ? { categories: t.categories } : {}),
         ...(t.hasStatus
-          ? { subresources: [{ subresource: "status", responseKind: { group: g, version: v, kind: t.kind }, verbs: ["get", "patch", "update"] }] }
+          ? {
+            subresources: [{
+              subresource: "status",
+              responseKind: { group: g, version: v, kind: t.kind },
+              verbs: ["get", "patch", "update"]
+            }]
+          }
           : {})
       })),
       freshness: "Current"

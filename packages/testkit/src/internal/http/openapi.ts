@@ -7,7 +7,10 @@
 import { createHash } from "node:crypto"
 import type { ResourceType } from "../../ResourceType.js"
 
-const gvPath = (group: string, version: string): string => (group === "" ? `api/${version}` : `apis/${group}/${version}`)
+const gvPath = (
+  group: string,
+  version: string
+): string => (group === "" ? `api/${version}` : `apis/${group}/${version}`)
 
 export const groupVersionDoc = (types: ReadonlyArray<ResourceType>, group: string, version: string) => {
   const selected = types.filter((t) => t.group === group && t.version === version)
@@ -28,7 +31,12 @@ export const groupVersionDoc = (types: ReadonlyArray<ResourceType>, group: strin
     })
     paths[base] = { get: { ...op("get"), parameters: [] }, put: op("put"), patch: op("patch") }
   }
-  return { openapi: "3.0.0", info: { title: "Kubernetes (reconcile testkit)", version: "v1.32.0" }, paths, components: { schemas: {} } }
+  return {
+    openapi: "3.0.0",
+    info: { title: "Kubernetes (reconcile testkit)", version: "v1.32.0" },
+    paths,
+    components: { schemas: {} }
+  }
 }
 
 export const hashOf = (doc: unknown): string =>

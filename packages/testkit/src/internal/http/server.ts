@@ -40,7 +40,11 @@ const notFoundPath = (): ApiError.ApiError =>
 
 const sendJson = (res: Http.ServerResponse, code: number, body: unknown, contentType = "application/json"): void => {
   const text = JSON.stringify(body)
-  res.writeHead(code, { "Content-Type": contentType, "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-cache, private" })
+  res.writeHead(code, {
+    "Content-Type": contentType,
+    "Content-Length": Buffer.byteLength(text),
+    "Cache-Control": "no-cache, private"
+  })
   res.end(text)
 }
 
@@ -74,7 +78,9 @@ const parseJson = (text: string): unknown => {
   try {
     return JSON.parse(text)
   } catch (e) {
-    throw badRequest(`the body of the request could not be decoded as JSON: ${e instanceof Error ? e.message : String(e)}`)
+    throw badRequest(
+      `the body of the request could not be decoded as JSON: ${e instanceof Error ? e.message : String(e)}`
+    )
   }
 }
 
@@ -90,7 +96,11 @@ const parseBody = (req: Http.IncomingMessage, text: string): unknown => {
   const type = mediaType(req.headers["content-type"])
   if (type === "" || type === "application/json") return parseJson(text)
   if (type === "application/yaml" || type === "application/x-yaml") return parseYaml(text)
-  throw ApiError.make(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`)
+  throw ApiError.make(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`
+  )
 }
 
 const patchTypes: Record<string, PatchType> = {
@@ -136,7 +146,9 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       rest = rest.slice(1)
     }
     let namespace: string | undefined
-    if (rest[0] === "namespaces" && rest.length >= 3 && core.registry.byResource(group, version, rest[2]!) !== undefined) {
+    if (
+      rest[0] === "namespaces" && rest.length >= 3 && core.registry.byResource(group, version, rest[2]!) !== undefined
+    ) {
       namespace = rest[1]
       rest = rest.slice(2)
     }
@@ -157,7 +169,13 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
   const render = (req: Http.IncomingMessage, url: URL, rt: ResourceType, obj: KubeObject): unknown => {
     const accept = req.headers.accept ?? ""
     if (accept.includes("as=Table")) {
-      return Table.table(rt, [obj], { resourceVersion: obj.metadata.resourceVersion }, url.searchParams.get("includeObject") ?? "Metadata", core.now())
+      return Table.table(
+        rt,
+        [obj],
+        { resourceVersion: obj.metadata.resourceVersion },
+        url.searchParams.get("includeObject") ?? "Metadata",
+        core.now()
+      )
     }
     if (accept.includes("as=PartialObjectMetadata")) return Table.partialObject(obj)
     return obj
@@ -177,19 +195,34 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     const fieldSelector = r.name === undefined
       ? q.get("fieldSelector") ?? undefined
       : [q.get("fieldSelector"), `metadata.name=${r.name}`].filter((x) => x !== null && x !== "").join(",")
-    res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" })
+    res.writeHead(200, {
+      "Content-Type": "application/json",
+      "Cache-Control": "no-cache, private",
+      "Transfer-Encoding": "chunked"
+    })
     res.socket?.setNoDelay(true)
     res.flushHeaders()
     const write = (event: WatchEvent): void => {
       let object: unknown = event.object
       if (event.type !== "ERROR" && event.type !== "BOOKMARK") {
-        if (asTable) object = Table.table(r.rt, [event.object], { resourceVersion: event.object.metadata.resourceVersion }, includeObject, core.now())
-        else if (accept.includes("as=PartialObjectMetadata")) object = Table.partialObject(event.object)
+        if (asTable) {
+          object = Table.table(
+            r.rt,
+            [event.object],
+            { resourceVersion: event.object.metadata.resourceVersion },
+            includeObject,
+            core.now()
+          )
+        } else if (accept.includes("as=PartialObjectMetadata")) object = Table.partialObject(event.object)
       }
       res.write(`${JSON.stringify({ type: event.type, object })}\n`)
     }
     if (core.faults.takeExpire("watch")) {
-      write({ type: "ERROR", object: ApiError.make(410, "Expired", "too old resource version: injected fault").status as unknown as KubeObject })
+      write({
+        type: "ERROR",
+        object: ApiError.make(410, "Expired", "too old resource version: injected fault")
+          .status as unknown as KubeObject
+      })
       res.end()
       return
     }
@@ -265,7 +298,9 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
         return sendJson(res, 200, render(req, url, rt, core.get(rt, namespace, name)))
       }
       await guard("list", rt, namespace)
-      if (core.faults.takeExpire("list")) throw new HttpFailure(ApiError.make(410, "Expired", "too old resource version: injected fault"))
+      if (core.faults.takeExpire("list")) {
+        throw new HttpFailure(ApiError.make(410, "Expired", "too old resource version: injected fault"))
+      }
       const list = core.list(rt, namespace, {
         labelSelector: q.get("labelSelector") ?? undefined,
         fieldSelector: q.get("fieldSelector") ?? undefined,
@@ -276,7 +311,11 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       })
       const accept = req.headers.accept ?? ""
       if (accept.includes("as=Table")) {
-        return sendJson(res, 200, Table.table(rt, list.items, list.metadata, q.get("includeObject") ?? "Metadata", core.now()))
+        return sendJson(
+          res,
+          200,
+          Table.table(rt, list.items, list.metadata, q.get("includeObject") ?? "Metadata", core.now())
+        )
       }
       if (accept.includes("as=PartialObjectMetadataList")) return sendJson(res, 200, Table.partialList(list))
       return sendJson(res, 200, list)
@@ -284,25 +323,39 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     const text = await readBody(req)
     const fieldManager = fieldManagerOf(req, q)
     if (method === "POST") {
-      if (name !== undefined) throw new HttpFailure(ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+      if (name !== undefined) {
+        throw new HttpFailure(
+          ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        )
+      }
       await guard("create", rt, namespace)
       const created = core.create(rt, namespace, parseBody(req, text), { fieldManager })
       return sendJson(res, 201, render(req, url, rt, created))
     }
     if (method === "PUT") {
-      if (name === undefined) throw new HttpFailure(ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+      if (name === undefined) {
+        throw new HttpFailure(
+          ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        )
+      }
       await guard("update", rt, namespace)
       const updated = core.update(rt, namespace, name, parseBody(req, text), { fieldManager, subresource })
       return sendJson(res, 200, render(req, url, rt, updated))
     }
     if (method === "PATCH") {
-      if (name === undefined) throw new HttpFailure(ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+      if (name === undefined) {
+        throw new HttpFailure(
+          ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        )
+      }
       const type = patchTypes[mediaType(req.headers["content-type"])]
       if (type === undefined || (type === "strategic" && !isBuiltin(rt))) {
         throw ApiError.make(
           415,
           "UnsupportedMediaType",
-          `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml${isBuiltin(rt) ? ", application/strategic-merge-patch+json" : ""}`
+          `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml${
+            isBuiltin(rt) ? ", application/strategic-merge-patch+json" : ""
+          }`
         )
       }
       await guard("patch", rt, namespace)
@@ -349,7 +402,9 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
         details: { name, group: rt.group, kind: rt.plural, uid: result.object.metadata.uid }
       })
     }
-    throw new HttpFailure(ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+    throw new HttpFailure(
+      ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+    )
   }
 
   const handle = async (req: Http.IncomingMessage, res: Http.ServerResponse): Promise<void> => {
@@ -382,7 +437,11 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
         if (accept.includes("g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")) {
           return sendJson(res, 200, Discovery.aggregated(types, path === "/api"), Discovery.AGGREGATED_V2)
         }
-        return sendJson(res, 200, path === "/api" ? Discovery.apiVersions(req.headers.host ?? "127.0.0.1") : Discovery.apiGroupList(types))
+        return sendJson(
+          res,
+          200,
+          path === "/api" ? Discovery.apiVersions(req.headers.host ?? "127.0.0.1") : Discovery.apiGroupList(types)
+        )
       }
       if (segments[0] === "api" && segments.length === 2) {
         const doc = Discovery.apiResourceList(types, "", segments[1]!)

@@ -71,7 +71,11 @@ const builtinColumns = (rt: ResourceType): ReadonlyArray<Column> => {
   }
 }
 
-const partial = (obj: KubeObject) => ({ kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: obj.metadata })
+const partial = (obj: KubeObject) => ({
+  kind: "PartialObjectMetadata",
+  apiVersion: "meta.k8s.io/v1",
+  metadata: obj.metadata
+})
 
 export const table = (
   rt: ResourceType,
@@ -81,9 +85,22 @@ export const table = (
   now: number
 ) => {
   const columns: Array<Column> = [
-    { name: "Name", type: "string", format: "name", description: "Name must be unique within a namespace.", priority: 0, cell: (o) => o.metadata?.name },
+    {
+      name: "Name",
+      type: "string",
+      format: "name",
+      description: "Name must be unique within a namespace.",
+      priority: 0,
+      cell: (o) => o.metadata?.name
+    },
     ...builtinColumns(rt),
-    { name: "Age", type: "string", description: "CreationTimestamp", priority: 0, cell: (o) => age(o.metadata?.creationTimestamp, now) }
+    {
+      name: "Age",
+      type: "string",
+      description: "CreationTimestamp",
+      priority: 0,
+      cell: (o) => age(o.metadata?.creationTimestamp, now)
+    }
   ]
   return {
     kind: "Table",

@@ -22,7 +22,16 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: "error" },
     rules: {
       // dprint wraps code at 120 columns but leaves long strings and comments alone: those are wrapped by hand
-      "max-len": ["error", { code: 120, tabWidth: 2, ignoreUrls: true }],
+      // Lines stay within 120 columns; exact wire texts (Kubernetes' own messages, strings matched by tests) and
+      // Markdown table rows in JSDoc are the exceptions: wrapping them would change them or make them unreadable.
+      "max-len": ["error", {
+        code: 120,
+        tabWidth: 2,
+        ignoreUrls: true,
+        ignoreStrings: true,
+        ignoreTemplateLiterals: true,
+        ignorePattern: "^\\s*\\* \\|"
+      }],
       "no-fallthrough": "off",
       "no-irregular-whitespace": "off",
       "object-shorthand": "error",

@@ -279,7 +279,6 @@ const main = async () => {
   const rawFetch = async (namespace: string, limit: number | undefined) => {
     const t0 = performance.now()
     let token: string | undefined
-    let bytes = 0
     do {
       const query = new URLSearchParams()
       if (limit !== undefined) query.set("limit", String(limit))
@@ -293,7 +292,6 @@ const main = async () => {
           res.on("data", (c: Buffer) => chunks.push(c))
           res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8", 0, 2_000)))
           res.on("error", reject)
-          bytes += Number(res.headers["content-length"] ?? 0)
         })
         req.on("error", reject)
       })

@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cache, KubeClient, Resource } from "@reconcile/kube"
 import { Simulators, TestKube } from "@reconcile/testkit"
-import { Arbitrary, Effect, Layer, Schema } from "effect"
+import { Arbitrary, Effect, Layer, type Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as Controller from "../src/controller.js"
 import { registryName } from "../src/reconcile.js"
@@ -45,7 +45,7 @@ const app = (name: string, spec: { image: string; replicas: number; port: number
 
 const get = <A extends { readonly metadata?: unknown }>(resource: Resource.Resource<any>, name: string) =>
   KubeClient.get(resource, name, { namespace: "default" }).pipe(Effect.option) as Effect.Effect<
-    import("effect").Option.Option<A>,
+    Option.Option<A>,
     never,
     KubeClient.KubeClient
   >

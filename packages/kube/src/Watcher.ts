@@ -132,7 +132,7 @@ export interface Options {
   readonly initialBackoff?: Duration.Input | undefined
   /** Largest backoff delay (default 30 s). */
   readonly maxBackoff?: Duration.Input | undefined
-  /** Jitter factor applied to each delay: delay × (1 ± jitter/2)… (default 1: a delay in [0.5d, 1.5d], capped at max). */
+  /** Jitter factor of each delay: delay × (1 ± jitter/2) (default 1: a delay in [0.5d, 1.5d], capped at max). */
   readonly jitter?: number | undefined
 }
 

@@ -201,7 +201,7 @@ export class Registry {
 
   setCrd(group: string, plural: string, types: ReadonlyArray<ResourceType>): void {
     this.removeCrd(group, plural)
-    this.types.push(...types)
+    for (const type of types) this.types.push(type)
   }
 
   removeCrd(group: string, plural: string): void {

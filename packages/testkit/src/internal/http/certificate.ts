@@ -33,7 +33,7 @@ const oid = (dotted: string): Buffer => {
   for (const p of parts.slice(2)) {
     const chunk: Array<number> = [p & 0x7f]
     for (let v = Math.floor(p / 128); v > 0; v = Math.floor(v / 128)) chunk.unshift((v & 0x7f) | 0x80)
-    out.push(...chunk)
+    for (const byte of chunk) out.push(byte)
   }
   return tlv(0x06, Buffer.from(out))
 }

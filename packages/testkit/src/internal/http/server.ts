@@ -228,6 +228,8 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     }
     let ended = false
     const timers: Array<NodeJS.Timeout> = []
+    // assigned once below, but `cleanup` (defined first) may run before the watch is open
+    // eslint-disable-next-line prefer-const
     let handle: { readonly open: boolean; readonly close: () => void } | undefined
     const hooks = {
       drop: () => {

@@ -11,11 +11,7 @@ import * as Controller from "../src/controller.js"
 import { registryName } from "../src/reconcile.js"
 import { WebApp } from "../src/WebApp.js"
 
-/**
- * Lets every fiber run until it blocks. Effect 3's `TestClock.adjust(0)` did; effect 4's gives the other fibers one
- * scheduler round, and a reconcile is a chain of hand-offs (watch → cache → queue → worker → API calls): repeat it.
- */
-const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+const settle = TestKube.settle // TestClock.adjust(0) rounds until controllers and watches catch up
 /** Moves virtual time once every fiber has run (what effect 3's `TestClock.adjust` did first), then settles. */
 const advance = (millis: number) => Effect.andThen(settle, Effect.andThen(TestClock.adjust(millis), settle))
 

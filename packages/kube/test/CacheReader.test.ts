@@ -1,7 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { TestKube } from "@reconcile/testkit"
 import { Effect } from "effect"
-import { TestClock } from "effect/testing"
 import * as Cache from "../src/Cache.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as Resource from "../src/Resource.js"
@@ -13,11 +12,7 @@ const cm = (name: string, namespace: string, labels: Record<string, string> = {}
   data: { v: "1" }
 })
 
-/**
- * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
- * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
- */
-const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+const settle = TestKube.settle // TestClock.adjust(0) rounds until controllers and watches catch up
 
 describe("Cache reads", () => {
   it.effect("watched kinds are read from the store (after sync); others live", () =>

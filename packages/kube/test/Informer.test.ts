@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type * as Event from "@reconcile/core/Event"
+import { TestKube } from "@reconcile/testkit"
 import { Arbitrary, Effect, Fiber, Schema, Stream } from "effect"
 import type { Duration } from "effect"
 import { TestClock } from "effect/testing"
@@ -15,11 +16,7 @@ const summary = (e: Event.Event<Obj>) =>
     ? `Delete:${e.object.metadata.name}${e.finalStateUnknown ? " unknown" : ""}`
     : `Generic:${e.object.metadata.name}`
 
-/**
- * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
- * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
- */
-const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+const settle = TestKube.settle // TestClock.adjust(0) rounds until controllers and watches catch up
 
 /** Moves virtual time once every fiber has run (what effect 3's `TestClock.adjust` did before moving it). */
 const advance = (duration: Duration.Input) => Effect.andThen(settle, TestClock.adjust(duration))

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Request from "@reconcile/core/Request"
+import { TestKube } from "@reconcile/testkit"
 import { Effect, Layer } from "effect"
-import { TestClock } from "effect/testing"
 import * as Cache from "../src/Cache.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
@@ -13,11 +13,7 @@ const Apps = resource("App", "apps")
 const Parts = resource("Part", "parts")
 const Configs = resource("Config", "configs")
 
-/**
- * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
- * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
- */
-const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+const settle = TestKube.settle // TestClock.adjust(0) rounds until controllers and watches catch up
 
 /** A cache over one fake server per resource. */
 const setup = Effect.gen(function*() {

@@ -26,11 +26,7 @@ const LEASE = 15_000
 const RENEW = 10_000
 const RETRY = 2_000
 
-/**
- * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
- * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
- */
-const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+const settle = TestKube.settle // TestClock.adjust(0) rounds until controllers and watches catch up
 
 interface Interval {
   readonly identity: string

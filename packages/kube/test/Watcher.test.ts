@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { TestKube } from "@reconcile/testkit"
 import { Duration, Effect, Fiber, Metric, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as KubeError from "../src/KubeError.js"
@@ -50,11 +51,7 @@ const summary = (e: Watcher.WatcherEvent<Obj>) =>
 const serverError = new KubeError.ServerError({ status: { code: 500, message: "boom" } } as never)
 const gone = new KubeError.Gone({ status: { code: 410, reason: "Expired", message: "too old" } } as never)
 
-/**
- * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
- * round (effect 3's waited until every fiber was suspended), and a fork or a queue hand-off takes a round: repeat it.
- */
-const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+const settle = TestKube.settle // TestClock.adjust(0) rounds until controllers and watches catch up
 
 /** Runs the watcher in the background, collecting summaries. */
 const collect = (listWatch: Watcher.ListWatch<Obj>, options: Watcher.Options = { jitter: 0 }) =>

@@ -37,8 +37,9 @@
 import type * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as TestClock from "effect/testing/TestClock"
 import * as internal from "./internal/testKube.js"
 import * as TestCluster from "./TestCluster.js"
 
@@ -110,3 +111,23 @@ export const layerWithCluster = (
   options?: Options & TestCluster.Options
 ): Layer.Layer<KubeClient.KubeClient | TestCluster.TestCluster> =>
   layerWith(options ?? {}).pipe(Layer.provideMerge(TestCluster.layerWith(options ?? {})))
+
+/**
+ * Lets controllers, caches and watches catch up without moving virtual time: ten rounds of
+ * `TestClock.adjust(0)`. Use it after a write a controller should react to, before asserting.
+ *
+ * Why not one `adjust(0)`: effect 4's `TestClock.adjust` gives the other fibers a single scheduler
+ * round before it moves time (effect 3's waited until every fiber was suspended), and a reaction to a
+ * write is a chain of hand-offs — watch → cache → queue → worker → request — each taking a round.
+ * Work woken by a due sleep is different: `adjust(d)` waits until it is idle.
+ *
+ * @example
+ * ```ts
+ * yield* KubeClient.create(Greeting, greeting)
+ * yield* TestKube.settle // the controller reconciles it
+ * ```
+ *
+ * @since 0.1.0
+ * @category testing
+ */
+export const settle: Effect.Effect<void> = Effect.repeat(TestClock.adjust(0), { times: 9 })

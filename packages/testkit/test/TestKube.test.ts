@@ -374,12 +374,7 @@ describe("TestKube conformance", () => {
 
 const TestEnv = Faults.layer.pipe(Layer.provideMerge(TestKube.layerWithCluster({ bookmarkInterval: "10 seconds" })))
 
-/**
- * Lets every fiber run until it blocks. Effect 4's `TestClock.adjust(0)` gives the other fibers a single scheduler
- * round (effect 3's yielded to the event loop first, so every forked fiber got to block), and a fork or a queue
- * hand-off takes a round: repeat it.
- */
-const settle = Effect.repeat(TestClock.adjust(0), { times: 9 })
+const settle = TestKube.settle // TestClock.adjust(0) rounds until controllers and watches catch up
 
 describe("TestKube on the TestClock", () => {
   it.effect("watches: bookmarks every bookmarkInterval, the server timeout ends the stream", () =>

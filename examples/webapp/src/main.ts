@@ -13,7 +13,8 @@ import * as Manager from "@reconcile/core/Manager"
 import { Cache, Kube, KubeClient, Resource } from "@reconcile/kube"
 import { Simulators, TestApiServer } from "@reconcile/testkit"
 import { WorkqueueMetrics } from "@reconcile/workqueue"
-import { Cause, Console, Data, Effect, Exit, Layer, Logger, Metric, Option, References, Runtime } from "effect"
+import type { Exit } from "effect"
+import { Console, Data, Effect, Layer, Logger, Metric, Option, References } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -235,13 +236,6 @@ const cluster = (args: Args, kubeconfig: string) => {
   )
 }
 
-/**
- * A graceful stop is a clean exit: SIGTERM/SIGINT interrupt the main fiber,
- * every scope closes, and the process exits 0 (effect's default is 130).
- */
-const teardown: Runtime.Teardown = (exit, onExit) =>
-  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
-
 const main = Effect.gen(function*() {
   const args = yield* parseArgs(process.argv.slice(2))
   if (args.help) return yield* Console.log(usage)
@@ -260,4 +254,4 @@ const main = Effect.gen(function*() {
   Effect.provideService(References.MinimumLogLevel, "Info")
 )
 
-NodeRuntime.runMain(main, { teardown })
+NodeRuntime.runMain(main, { teardown: Manager.teardown })

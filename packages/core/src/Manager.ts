@@ -19,15 +19,18 @@
  * const Main = Layer.mergeAll(Controller.layer(webApps), Controller.layer(configs)).pipe(
  *   Layer.provideMerge(Manager.layer({ metricsPort: 8080, healthPort: 8081 }))
  * )
- * Manager.launch(Main).pipe(NodeRuntime.runMain)
+ * Manager.launch(Main).pipe(NodeRuntime.runMain({ teardown: Manager.teardown }))
  * ```
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import type * as HealthServer from "./HealthServer.js"
 import * as internal from "./internal/manager.js"
@@ -132,3 +135,20 @@ export const layer: (options?: Manager.Options) => Layer.Layer<Manager, HealthSe
  */
 export const launch: <E, R>(app: Layer.Layer<Manager, E, R>) => Effect.Effect<never, E | ManagerError, R> =
   internal.launch
+
+/**
+ * The process exit of a Manager run under `NodeRuntime.runMain`: a graceful stop (SIGTERM/SIGINT interrupted
+ * the main fiber, every scope closed, in-flight reconciles drained) exits 0, as Kubernetes expects of a pod
+ * that stopped cleanly; anything else is effect's default (a failure exits 1). Effect 4's own default exits
+ * 130 on an interrupt.
+ *
+ * @example
+ * ```ts
+ * Manager.launch(Main).pipe(NodeRuntime.runMain({ teardown: Manager.teardown }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)

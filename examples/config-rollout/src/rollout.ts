@@ -9,7 +9,7 @@
  */
 import { Request } from "@reconcile/core"
 import { asRetryable } from "@reconcile/core/Reconcile"
-import { Cache, KubeClient, KubeController, Resource } from "@reconcile/kube"
+import { Cache, KubeClient, KubeController, Resource, Undecodable } from "@reconcile/kube"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 
@@ -83,6 +83,8 @@ export const make = Effect.gen(function*() {
           spec: { template: { metadata: { annotations: { [hashAnnotation]: hash } } } }
         }, { type: "merge", namespace })
         yield* Effect.logInfo(`rolled ${namespace}/${deployment.metadata?.name}: config hash ${hash}`)
-      }).pipe(asRetryable)
+      }).pipe(asRetryable),
+    // a Deployment the client cannot decode has no config to roll: wait for its next change
+    onUndecodable: Undecodable.terminal
   })
 })

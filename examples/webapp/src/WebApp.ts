@@ -45,6 +45,21 @@ export const WebApp = Resource.custom({
 })
 
 export type WebApp = Resource.Type<typeof WebApp>
+
+/**
+ * The same kind with any spec: how the operator reads and writes the status of
+ * an app whose spec no longer decodes (to say so in a condition). Never used
+ * for the CRD.
+ */
+export const WebAppAnySpec = Resource.custom({
+  group: WebApp.group,
+  version: WebApp.version,
+  kind: WebApp.kind,
+  plural: WebApp.plural,
+  scope: "Namespaced",
+  spec: Schema.Unknown,
+  status: WebAppStatus
+})
 export type WebAppSpec = typeof WebAppSpec.Type
 
 /** What the reconcile checks beyond the wire Schema; a `Failure` says why the spec is invalid. */

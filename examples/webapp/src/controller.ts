@@ -3,9 +3,9 @@
  * reconciled by object with a finalizer around the apply/cleanup phases.
  */
 import type * as Reconcile from "@reconcile/core/Reconcile"
-import { EventRecorder, Finalizer, KubeController, Resource } from "@reconcile/kube"
+import { EventRecorder, Finalizer, KubeController, Resource, type Undecodable } from "@reconcile/kube"
 import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
-import { applyWebApp, cleanupWebApp, fieldManager } from "./reconcile.js"
+import { applyWebApp, cleanupWebApp, fieldManager, reportUndecodable } from "./reconcile.js"
 import { WebApp } from "./WebApp.js"
 
 /** The finalizer guarding the external registry entry. */
@@ -27,13 +27,17 @@ export const describeExit = (exit: Exit.Exit<void, Reconcile.Outcome>): string =
 }
 
 /** The reconcile of one WebApp, with its finalizer; `onCleanup` runs after each successful cleanup. */
-export const reconcile = (onCleanup: (app: WebApp) => Effect.Effect<void> = () => Effect.void) =>
+export const reconcile = (
+  onCleanup: (app: WebApp | Undecodable.Undecodable) => Effect.Effect<void> = () => Effect.void
+) =>
   Finalizer.reconcile({
     resource: WebApp,
     name: finalizerName,
     fieldManager,
     apply: applyWebApp,
-    cleanup: (app: WebApp) => Effect.tap(cleanupWebApp(app), () => onCleanup(app))
+    cleanup: (app) => Effect.tap(cleanupWebApp(app), () => onCleanup(app)),
+    // a live app whose spec does not decode: a condition saying why (when deleted, `cleanup` gets its metadata)
+    onUndecodable: reportUndecodable
   })
 
 /**
@@ -41,8 +45,10 @@ export const reconcile = (onCleanup: (app: WebApp) => Effect.Effect<void> = () =
  * main job prints them); `onCleanup` every successful cleanup (tests count them).
  */
 export const layer = (options: {
-  readonly onOutcome?: ((app: WebApp, exit: Exit.Exit<void, Reconcile.Outcome>) => Effect.Effect<void>) | undefined
-  readonly onCleanup?: ((app: WebApp) => Effect.Effect<void>) | undefined
+  readonly onOutcome?:
+    | ((app: WebApp | Undecodable.Undecodable, exit: Exit.Exit<void, Reconcile.Outcome>) => Effect.Effect<void>)
+    | undefined
+  readonly onCleanup?: ((app: WebApp | Undecodable.Undecodable) => Effect.Effect<void>) | undefined
   readonly maxConcurrentReconciles?: number | undefined
 } = {}) => {
   const run = reconcile(options.onCleanup)
@@ -50,7 +56,8 @@ export const layer = (options: {
     name: fieldManager,
     for: WebApp,
     owns: [Resource.Deployment, Resource.Service],
-    reconcile: (app: WebApp) =>
+    // an app that no longer decodes comes too (as an `Undecodable`): the finalizer handles it
+    reconcile: (app: WebApp | Undecodable.Undecodable) =>
       options.onOutcome === undefined
         ? run(app)
         : Effect.flatMap(Effect.exit(run(app)), (exit) => Effect.andThen(options.onOutcome!(app, exit), exit)),

@@ -10,7 +10,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import * as Manager from "@reconcile/core/Manager"
-import { Cache, Kube, KubeClient, Resource } from "@reconcile/kube"
+import { Cache, Kube, KubeClient, Resource, type Undecodable } from "@reconcile/kube"
 import { Simulators, TestApiServer } from "@reconcile/testkit"
 import { WorkqueueMetrics } from "@reconcile/workqueue"
 import type { Exit } from "effect"
@@ -84,7 +84,7 @@ const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, StartError>
 /** Prints each reconcile with its outcome and the queue depth, and when an app becomes Ready. */
 const depth = Metric.value(WorkqueueMetrics.forQueue(fieldManager).depth)
 const readyShown = new Set<string>()
-const onOutcome = (app: WebApp, exit: Exit.Exit<void, unknown>) =>
+const onOutcome = (app: WebApp | Undecodable.Undecodable, exit: Exit.Exit<void, unknown>) =>
   Effect.gen(function*() {
     const key = `${app.metadata.namespace}/${app.metadata.name}`
     const queueDepth = (yield* depth).value
@@ -169,7 +169,13 @@ const tryIt = (kubeconfig: string, metricsPort: number) =>
     ].join("\n")
   )
 
-/** The KubeClient of a kubeconfig file. */
+/**
+ * The KubeClient of a kubeconfig file. It is always part of the Layer that
+ * `Manager.launch` builds, below the operator (never `Effect.provide`d around
+ * it): layers are released in reverse order, so on SIGTERM the controllers
+ * drain first — their in-flight status writes still have a client — and the
+ * client's connections close after them (`test/shutdown.test.ts`).
+ */
 const kubeClient = (kubeconfig: string) => KubeClient.layer.pipe(Layer.provide(Kube.layerFromFile(kubeconfig)))
 
 /** The operator: the WebApp controller under the Manager (metrics and health on loopback), over a Cache. */

@@ -7,18 +7,36 @@
  *   `Ready`/`Progressing` conditions with `observedGeneration`. While the
  *   Deployment is not ready yet → `RequeueAfter` (deliberately: a bounded
  *   poll, even though owned-Deployment changes also enqueue the app).
- * - **cleanup**: remove the app from the external registry.
+ * - **cleanup**: remove the app from the external registry (from the
+ *   metadata only, so an app whose spec no longer decodes is cleaned up too).
+ * - **undecodable** (`reportUndecodable`): a live app whose spec no longer
+ *   decodes gets `Ready=False, reason=InvalidSpec` saying why, then `Terminal`.
  *
- * Any API error is `Retryable`: the controller backs off and tries again.
+ * API errors are classified by `KubeError.toOutcome`: a child the API server
+ * rejects for good (422 Invalid, 400, 403 on the write) is `Terminal` — the app
+ * gets `Ready=False, reason=ChildRejected` with the server's message and one
+ * Warning event, and waits for its next change instead of being retried
+ * forever; everything else (409, 429, 5xx, timeouts, a lost connection) is
+ * `Retryable`: the controller backs off and tries again.
  * The "external registry" is, for the example, a ConfigMap `webapp-registry`
- * in the app's namespace: one key per app.
+ * in the app's namespace: one key per app, created by whichever worker needs it
+ * first (a concurrent create that loses the race patches the winner's).
  */
 import type { OwnerReference as OwnerRef } from "@reconcile/core/ObjectMeta"
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import { asRetryable, requeueAfter, terminal } from "@reconcile/core/Reconcile"
-import { Conditions, EventRecorder, KubeClient, KubeError, OwnerReference, Resource } from "@reconcile/kube"
+import {
+  Conditions,
+  EventRecorder,
+  KubeClient,
+  KubeError,
+  OwnerReference,
+  Resource,
+  type Undecodable
+} from "@reconcile/kube"
 import { Effect, Result } from "effect"
-import { validate, WebApp } from "./WebApp.js"
+import type { WebApp } from "./WebApp.js"
+import { validate, WebAppAnySpec } from "./WebApp.js"
 
 /** The field manager of every write, and the controller's name. */
 export const fieldManager = "webapp-controller"
@@ -40,16 +58,34 @@ const ownedMetadata = (app: WebApp, owner: OwnerRef) => ({
   ownerReferences: [owner]
 })
 
+/** The tag of an image reference (`nginx:1.27` → `1.27`, `host:5000/app` → none, a digest is not a tag). */
+export const imageTag = (image: string): string | undefined => {
+  const reference = image.split("@")[0]!
+  const colon = reference.lastIndexOf(":")
+  return colon > reference.lastIndexOf("/") ? reference.slice(colon + 1) : undefined
+}
+
+/**
+ * The labels of the Deployment and its pods: the selector labels plus
+ * `app.kubernetes.io/version` (the image tag), as Kubernetes recommends. A
+ * label value has at most 63 characters, so a longer tag (or name) makes the
+ * API server reject the Deployment: the app shows `ChildRejected`.
+ */
+const deploymentLabels = (app: WebApp) => {
+  const tag = imageTag(app.spec.image)
+  return tag === undefined ? labelsOf(app) : { ...labelsOf(app), "app.kubernetes.io/version": tag }
+}
+
 /** The Deployment a WebApp wants. */
 export const desiredDeployment = (app: WebApp, owner: OwnerRef) => ({
   apiVersion: "apps/v1",
   kind: "Deployment",
-  metadata: ownedMetadata(app, owner),
+  metadata: { ...ownedMetadata(app, owner), labels: deploymentLabels(app) },
   spec: {
     replicas: app.spec.replicas,
     selector: { matchLabels: labelsOf(app) },
     template: {
-      metadata: { labels: labelsOf(app) },
+      metadata: { labels: deploymentLabels(app) },
       spec: {
         containers: [{ name: "app", image: app.spec.image, ports: [{ name: "http", containerPort: app.spec.port }] }]
       }
@@ -85,9 +121,16 @@ const apply = (
     force: true
   })
 
-/** Writes status (conditions, observedGeneration, readyReplicas) when it changed. */
+/** What `writeStatus` needs of an app: its metadata and status (a `WebApp`, or one read with any spec). */
+type AppStatus = Pick<WebApp, "metadata" | "status">
+
+/**
+ * Writes status (conditions, observedGeneration, readyReplicas) when it
+ * changed. The patch goes through `WebAppAnySpec`, so it also works for an
+ * app whose spec does not decode (the answer is not used).
+ */
 const writeStatus = (
-  app: WebApp,
+  app: AppStatus,
   readyReplicas: number,
   conditions: ReadonlyArray<Conditions.ConditionInput>
 ) =>
@@ -98,25 +141,67 @@ const writeStatus = (
     const unchanged = JSON.stringify({ ...app.status, conditions: current }) ===
       JSON.stringify({ ...app.status, ...status })
     if (unchanged) return
-    yield* KubeClient.patchStatus(WebApp, app.metadata.name!, { status }, {
+    yield* KubeClient.patchStatus(WebAppAnySpec, app.metadata.name!, { status }, {
       type: "merge",
       namespace: app.metadata.namespace
     })
   })
 
-/** Adds or refreshes the app's entry in the external registry. */
-export const register = (app: WebApp) =>
-  KubeClient.patch(Resource.ConfigMap, registryName, { data: { [app.metadata.name!]: app.spec.image } }, {
+/**
+ * Adds or refreshes the app's entry in the external registry: a merge patch of
+ * its key; when the registry does not exist yet, a create with the entry; when
+ * another worker created it in between (`AlreadyExists`), the patch again.
+ */
+export const register = (app: WebApp) => {
+  const entry = { [app.metadata.name!]: app.spec.image }
+  const patchEntry = KubeClient.patch(Resource.ConfigMap, registryName, { data: entry }, {
     type: "merge",
     namespace: app.metadata.namespace
-  }).pipe(
+  })
+  return patchEntry.pipe(
     Effect.catchTag("NotFound", () =>
       KubeClient.create(Resource.ConfigMap, {
         apiVersion: "v1",
         kind: "ConfigMap",
         metadata: { name: registryName, namespace: app.metadata.namespace! },
-        data: { [app.metadata.name!]: app.spec.image }
-      }, { namespace: app.metadata.namespace }))
+        data: entry
+      }, { namespace: app.metadata.namespace }).pipe(Effect.catchTag("AlreadyExists", () => patchEntry)))
+  )
+}
+
+/**
+ * `Ready=False` and `Progressing=False` with `reason` and `message`, and a
+ * Warning event when Ready was not already False for that reason (one event
+ * per episode, not one per attempt).
+ */
+const notReady = (app: AppStatus & EventRecorder.Regarding, reason: string, action: string, message: string) =>
+  Effect.gen(function*() {
+    const generation = app.metadata.generation
+    yield* writeStatus(app, app.status?.readyReplicas ?? 0, [
+      { type: "Ready", status: "False", reason, message, observedGeneration: generation },
+      { type: "Progressing", status: "False", reason, message, observedGeneration: generation }
+    ])
+    if (!Conditions.isFalse(app.status?.conditions, "Ready") || readyReason(app) !== reason) {
+      yield* EventRecorder.record(app, { type: "Warning", reason, action, note: message })
+    }
+  })
+
+/**
+ * Applies the Deployment and the Service. A write the API server rejects for
+ * good becomes `Ready=False, reason=ChildRejected` with the server's message,
+ * and the reconcile ends `Terminal`.
+ */
+const applyChildren = (app: WebApp, owner: OwnerRef) =>
+  Effect.andThen(
+    apply(Resource.Deployment, desiredDeployment(app, owner)),
+    apply(Resource.Service, desiredService(app, owner))
+  ).pipe(
+    KubeError.toOutcome,
+    Effect.catchTag("Terminal", (rejected) =>
+      Effect.andThen(
+        notReady(app, "ChildRejected", "Apply", rejected.message ?? "the API server rejected a child object"),
+        Effect.fail(rejected)
+      ))
   )
 
 /** The apply phase. */
@@ -127,35 +212,11 @@ export const applyWebApp = (
     const generation = app.metadata.generation
     const valid = validate(app.spec)
     if (Result.isFailure(valid)) {
-      yield* writeStatus(app, app.status?.readyReplicas ?? 0, [
-        {
-          type: "Ready",
-          status: "False",
-          reason: "InvalidSpec",
-          message: valid.failure,
-          observedGeneration: generation
-        },
-        {
-          type: "Progressing",
-          status: "False",
-          reason: "InvalidSpec",
-          message: valid.failure,
-          observedGeneration: generation
-        }
-      ])
-      if (!Conditions.isFalse(app.status?.conditions, "Ready") || readyReason(app) !== "InvalidSpec") {
-        yield* EventRecorder.record(app, {
-          type: "Warning",
-          reason: "InvalidSpec",
-          action: "Validate",
-          note: valid.failure
-        })
-      }
+      yield* notReady(app, "InvalidSpec", "Validate", valid.failure)
       return yield* terminal(valid.failure)
     }
     const owner = yield* controllerRef(app)
-    yield* apply(Resource.Deployment, desiredDeployment(app, owner))
-    yield* apply(Resource.Service, desiredService(app, owner))
+    yield* applyChildren(app, owner)
     yield* register(app)
 
     const deployment = yield* KubeClient.get(Resource.Deployment, app.metadata.name!, {
@@ -210,13 +271,33 @@ export const applyWebApp = (
       })
     }
     if (!rolledOut) return yield* requeueAfter(progressInterval)
-  }).pipe(asRetryable)
+  }).pipe(KubeError.toOutcome)
 
-const readyReason = (app: WebApp) => Conditions.find(app.status?.conditions, "Ready")?.reason
+const readyReason = (app: AppStatus) => Conditions.find(app.status?.conditions, "Ready")?.reason
 
-/** The cleanup phase: forget the app in the external registry. */
+/**
+ * A live app whose spec no longer decodes (edited to `replicas: "three"`):
+ * `Ready=False, reason=InvalidSpec` saying why, one Warning event, then
+ * `Terminal` — the next edit reconciles it again. The status is read and
+ * written with any spec (`WebAppAnySpec`), so the condition keeps its
+ * transition time and an unchanged one is not written again. Deletion needs
+ * nothing here: the finalizer runs `cleanupWebApp` from the metadata.
+ */
+export const reportUndecodable = (
+  object: Undecodable.Undecodable
+): Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient | EventRecorder.EventRecorder> =>
+  Effect.gen(function*() {
+    const message = `spec does not decode: ${object.error.issue}`
+    const app = yield* KubeClient.get(WebAppAnySpec, object.metadata.name!, {
+      namespace: object.metadata.namespace
+    })
+    yield* notReady(app, "InvalidSpec", "Decode", message)
+    return yield* terminal(object.error, message)
+  }).pipe(KubeError.toOutcome)
+
+/** The cleanup phase: forget the app in the external registry (any failure is retried with backoff). */
 export const cleanupWebApp = (
-  app: WebApp
+  app: WebApp | Undecodable.Undecodable // an app that no longer decodes is cleaned up from its metadata
 ): Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient | EventRecorder.EventRecorder> =>
   KubeClient.patch(Resource.ConfigMap, registryName, { data: { [app.metadata.name!]: null } }, {
     type: "merge",
@@ -229,5 +310,6 @@ export const cleanupWebApp = (
       action: "Cleanup",
       note: `removed ${app.metadata.name} from ${registryName}`
     })),
+    // every failure is retried: a deletion must finish once the cause is fixed, and nothing else would re-trigger it
     asRetryable
   )

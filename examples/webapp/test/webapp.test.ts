@@ -3,23 +3,40 @@
  * reconciles run in milliseconds and time is exact.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Cache, KubeClient, Resource } from "@reconcile/kube"
-import { Simulators, TestKube } from "@reconcile/testkit"
-import { Arbitrary, Effect, Layer, type Option, Schema } from "effect"
+import type * as Reconcile from "@reconcile/core/Reconcile"
+import { Cache, KubeClient, Resource, type Undecodable } from "@reconcile/kube"
+import { Faults, Simulators, TestKube } from "@reconcile/testkit"
+import { Arbitrary, Effect, type Exit, Layer, type Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as Controller from "../src/controller.js"
 import { registryName } from "../src/reconcile.js"
-import { WebApp } from "../src/WebApp.js"
+import { WebApp, WebAppAnySpec } from "../src/WebApp.js"
 
 const settle = TestKube.settle // TestClock.adjust(0) rounds until controllers and watches catch up
 /** Moves virtual time once every fiber has run (what effect 3's `TestClock.adjust` did first), then settles. */
 const advance = (millis: number) => Effect.andThen(settle, Effect.andThen(TestClock.adjust(millis), settle))
 
-/** A fresh cluster with the CRD installed, the Deployment simulator (1 s) and the operator; counts cleanups. */
-const operator = (cleanups: Map<string, number>) =>
+/**
+ * A fresh cluster with the CRD installed, the Deployment simulator (1 s), its `Faults` and the operator; counts
+ * cleanups, and records every reconcile's outcome (`Controller.describeExit`) per app in `outcomes`.
+ */
+const operator = (
+  cleanups: Map<string, number>,
+  options: {
+    readonly outcomes?: Map<string, Array<string>> | undefined
+    readonly maxConcurrentReconciles?: number | undefined
+  } = {}
+) =>
   Controller.layer({
     onCleanup: (app) =>
-      Effect.sync(() => void cleanups.set(app.metadata.name!, (cleanups.get(app.metadata.name!) ?? 0) + 1))
+      Effect.sync(() => void cleanups.set(app.metadata.name!, (cleanups.get(app.metadata.name!) ?? 0) + 1)),
+    onOutcome: (app: WebApp | Undecodable.Undecodable, exit: Exit.Exit<void, Reconcile.Outcome>) =>
+      Effect.sync(() => {
+        const list = options.outcomes?.get(app.metadata.name!) ?? []
+        list.push(Controller.describeExit(exit))
+        options.outcomes?.set(app.metadata.name!, list)
+      }),
+    maxConcurrentReconciles: options.maxConcurrentReconciles
   }).pipe(
     Layer.provide(Cache.layer()),
     Layer.provideMerge(Simulators.layerDeploymentStatus({ delay: "1 second" })),
@@ -29,6 +46,7 @@ const operator = (cleanups: Map<string, number>) =>
         fieldManager: "test"
       }).pipe(Effect.orDie)
     )),
+    Layer.provideMerge(Faults.layer),
     Layer.provideMerge(TestKube.layerWithCluster())
   )
 
@@ -121,6 +139,149 @@ describe("WebApp operator (in-process, TestClock)", () => {
         const registry = yield* KubeClient.get(Resource.ConfigMap, registryName, { namespace: "default" })
         assert.isUndefined(registry.data?.gone)
         assert.strictEqual(cleanups.get("gone"), 1)
+      }).pipe(Effect.provide(ctx))
+    }))
+
+  it.effect("a child the API server rejects is Terminal: a ChildRejected condition, no retry storm, a spec fix clears it", () =>
+    Effect.gen(function*() {
+      const outcomes = new Map<string, Array<string>>()
+      const ctx = yield* Layer.build(operator(new Map(), { outcomes }))
+      yield* Effect.gen(function*() {
+        // The image tag becomes the `app.kubernetes.io/version` label: 70 characters, more than a label may have.
+        const longTag = `build-${"0123456789".repeat(7)}`
+        yield* KubeClient.create(WebApp, app("tagged", { image: `shop:${longTag}`, replicas: 1, port: 80 }))
+        yield* settle
+        const rejected = yield* KubeClient.get(WebApp, "tagged", { namespace: "default" })
+        const ready = readyCondition(rejected)
+        assert.strictEqual(ready?.status, "False")
+        assert.strictEqual(ready?.reason, "ChildRejected")
+        assert.include(ready?.message ?? "", `Deployment.apps "tagged" is invalid`, "the API server's message")
+        assert.include(ready?.message ?? "", `metadata.labels: Invalid value: "${longTag}"`)
+        assert.strictEqual(ready?.observedGeneration, rejected.metadata.generation)
+        assert.isTrue((yield* get(Resource.Deployment, "tagged"))._tag === "None")
+        assert.deepStrictEqual(yield* eventReasons("tagged"), ["ChildRejected"])
+
+        // No retry storm: over ten minutes, the attempts are the ones the app's own changes caused (the finalizer
+        // and the condition each write the app once); a Retryable would have backed off and tried again ~17 times.
+        const attempts = (outcomes.get("tagged") ?? []).length
+        yield* advance(600_000)
+        const after = outcomes.get("tagged") ?? []
+        assert.strictEqual(after.length, attempts, `no attempt after the condition: ${after.join(" | ")}`)
+        assert.isAtMost(after.length, 3, after.join(" | "))
+        assert.isTrue(after.at(-1)!.startsWith("terminal: Deployment.apps \"tagged\" is invalid"), after.join(" | "))
+        assert.isFalse(after.some((o) => o.startsWith("retryable")), after.join(" | "))
+        assert.deepStrictEqual(yield* eventReasons("tagged"), ["ChildRejected"], "one event, not one per attempt")
+
+        // The fix is a spec change: a short tag. The app is applied and becomes Ready; the condition is gone.
+        yield* KubeClient.patch(WebApp, "tagged", { spec: { image: "shop:1.2" } }, {
+          type: "merge",
+          namespace: "default"
+        })
+        yield* advance(1_000)
+        const fixed = yield* KubeClient.get(WebApp, "tagged", { namespace: "default" })
+        assert.strictEqual(readyCondition(fixed)?.status, "True")
+        assert.strictEqual(readyCondition(fixed)?.reason, "DeploymentAvailable")
+        assert.strictEqual(fixed.status?.observedGeneration, fixed.metadata.generation)
+        const deployment = yield* KubeClient.get(Resource.Deployment, "tagged", { namespace: "default" })
+        assert.strictEqual(deployment.metadata?.labels?.["app.kubernetes.io/version"], "1.2")
+      }).pipe(Effect.provide(ctx))
+    }))
+
+  it.effect("a 253-character name (an invalid label) is ChildRejected, not retried, and still deletes cleanly", () =>
+    Effect.gen(function*() {
+      const cleanups = new Map<string, number>()
+      const outcomes = new Map<string, Array<string>>()
+      const ctx = yield* Layer.build(operator(cleanups, { outcomes }))
+      yield* Effect.gen(function*() {
+        const name = "a".repeat(253)
+        yield* KubeClient.create(WebApp, app(name, { image: "nginx:1", replicas: 1, port: 80 }))
+        yield* advance(600_000)
+        const rejected = yield* KubeClient.get(WebApp, name, { namespace: "default" })
+        assert.strictEqual(readyCondition(rejected)?.reason, "ChildRejected")
+        assert.include(readyCondition(rejected)?.message ?? "", "metadata.labels")
+        const attempts = outcomes.get(name) ?? []
+        assert.isAtMost(attempts.length, 3, attempts.join(" | "))
+        assert.isTrue(attempts.every((o) => o.startsWith("terminal:")), attempts.join(" | "))
+
+        // The name cannot be fixed; deleting the app runs the cleanup and releases the finalizer.
+        yield* KubeClient.del(WebApp, name, { namespace: "default" })
+        yield* advance(1_000)
+        assert.isTrue((yield* get(WebApp, name))._tag === "None")
+        assert.strictEqual(cleanups.get(name), 1)
+      }).pipe(Effect.provide(ctx))
+    }))
+
+  it.effect("a spec that stops decoding: Ready=False InvalidSpec says why, no retry storm, deletion still cleans up", () =>
+    Effect.gen(function*() {
+      const cleanups = new Map<string, number>()
+      const outcomes = new Map<string, Array<string>>()
+      const ctx = yield* Layer.build(operator(cleanups, { outcomes }))
+      yield* Effect.gen(function*() {
+        yield* KubeClient.create(WebApp, app("three", { image: "nginx:1", replicas: 1, port: 80 }))
+        yield* advance(1_000)
+        assert.strictEqual(
+          readyCondition(yield* KubeClient.get(WebApp, "three", { namespace: "default" }))?.status,
+          "True"
+        )
+
+        // Someone edits the spec into a shape the Schema rejects (the CRD's schema may be laxer than the operator's).
+        yield* KubeClient.patch(WebAppAnySpec, "three", { spec: { replicas: "three" } }, {
+          type: "merge",
+          namespace: "default"
+        })
+        yield* settle
+        const broken = yield* KubeClient.get(WebAppAnySpec, "three", { namespace: "default" })
+        const ready = broken.status?.conditions?.find((c) => c.type === "Ready")
+        assert.strictEqual(ready?.status, "False", "no stale Ready=True")
+        assert.strictEqual(ready?.reason, "InvalidSpec")
+        assert.include(ready?.message ?? "", "spec does not decode")
+        assert.include(ready?.message ?? "", "replicas")
+        assert.strictEqual(ready?.observedGeneration, broken.metadata.generation)
+        assert.deepStrictEqual(yield* eventReasons("three"), ["Ready", "InvalidSpec"])
+
+        // The condition's write is a change of the app: it runs once more (and writes nothing), then never again.
+        const before = (outcomes.get("three") ?? []).length
+        yield* advance(1_000)
+        const attempts = (outcomes.get("three") ?? []).length
+        assert.isAtMost(attempts - before, 1)
+        yield* advance(600_000)
+        const after = outcomes.get("three") ?? []
+        assert.strictEqual(after.length, attempts, `no attempt after the condition: ${after.join(" | ")}`)
+        assert.isTrue(after.at(-1)!.startsWith("terminal: spec does not decode"), after.join(" | "))
+        assert.deepStrictEqual(yield* eventReasons("three"), ["Ready", "InvalidSpec"], "one event, not one per attempt")
+
+        // Deleting it runs the cleanup (from the metadata) and releases the finalizer: it is not stuck Terminating.
+        yield* KubeClient.del(WebAppAnySpec, "three", { namespace: "default" }) // (its answer would not decode as a WebApp)
+        yield* advance(1_000)
+        assert.isTrue((yield* get(WebAppAnySpec, "three"))._tag === "None", "the app is gone")
+        assert.strictEqual(cleanups.get("three"), 1)
+        const registry = yield* KubeClient.get(Resource.ConfigMap, registryName, { namespace: "default" })
+        assert.isUndefined(registry.data?.three, "its registry entry is removed")
+      }).pipe(Effect.provide(ctx))
+    }))
+
+  it.effect("workers racing to create the registry ConfigMap: no AlreadyExists, every entry recorded", () =>
+    Effect.gen(function*() {
+      const outcomes = new Map<string, Array<string>>()
+      const ctx = yield* Layer.build(operator(new Map(), { outcomes, maxConcurrentReconciles: 4 }))
+      yield* Effect.gen(function*() {
+        // Registry writes take 10 ms, so every worker finds the registry missing and creates it at the same time.
+        const faults = yield* Faults.Faults
+        yield* faults.addLatency({ latency: "10 millis", resources: ["configmaps"], verbs: ["patch", "create"] })
+        const names = ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"]
+        for (const name of names) {
+          yield* KubeClient.create(WebApp, app(name, { image: `img:${name}`, replicas: 1, port: 80 }))
+        }
+        for (let i = 0; i < 30; i++) yield* advance(100)
+        const all = [...outcomes.values()].flat()
+        assert.isAbove(all.length, names.length)
+        assert.deepStrictEqual(all.filter((o) => !(o === "success" || o.startsWith("requeue_after"))), [])
+        const registry = yield* KubeClient.get(Resource.ConfigMap, registryName, { namespace: "default" })
+        assert.deepStrictEqual(registry.data, Object.fromEntries(names.map((n) => [n, `img:${n}`])))
+        for (const name of names) {
+          const ready = yield* KubeClient.get(WebApp, name, { namespace: "default" })
+          assert.strictEqual(readyCondition(ready)?.status, "True", name)
+        }
       }).pipe(Effect.provide(ctx))
     }))
 

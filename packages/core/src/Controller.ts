@@ -28,6 +28,11 @@
  * scheduled does not call the rate limiter: the scheduled retry stands and the
  * backoff does not grow.
  *
+ * **Readiness.** A controller is ready once every source has synced, and stops
+ * being ready while a source (a watch) has been disconnected for longer than
+ * `sourceDisconnectLimit` (default 60 s); it is ready again as soon as the
+ * source reconnects. Workers keep running meanwhile, on the cache they have.
+ *
  * **Lifecycle.** Sources start at once; workers start only after every source
  * is synced (within `cacheSyncTimeout`, else the controller fails with
  * {@link CacheSyncTimeout} naming the sources) and this replica leads (the
@@ -53,7 +58,7 @@ import type { LeadershipLost } from "./LeaderElection.js"
 import type { Predicate } from "./Predicates.js"
 import type * as Reconcile from "./Reconcile.js"
 import type * as Request from "./Request.js"
-import type { Source } from "./Source.js"
+import type { Health, Source } from "./Source.js"
 
 /**
  * One source with its predicates and handler; the object type is erased so
@@ -71,6 +76,8 @@ export interface Watch<E = never, R = never> {
   ) => Effect.Effect<void, E, R>
   /** Completes once the source has synced. */
   readonly synced: Effect.Effect<void>
+  /** The source's connection (`Source.health`); absent: always connected. */
+  readonly health?: Effect.Effect<Health> | undefined
 }
 
 /**
@@ -114,6 +121,12 @@ export interface Options {
   readonly reconcileTimeout?: Duration.Input | undefined
   /** How long workers wait for the sources to sync before the controller fails (default 2 minutes). */
   readonly cacheSyncTimeout?: Duration.Input | undefined
+  /**
+   * How long a source may stay disconnected (`Source.health`: no list, event or bookmark since its
+   * connection failed) before the controller reports not ready — `/readyz` answers 503 — until it
+   * reconnects (default 60 seconds).
+   */
+  readonly sourceDisconnectLimit?: Duration.Input | undefined
   /** Recover defects as `Retryable` (default true); when false a defect fails the controller. */
   readonly recoverPanics?: boolean | undefined
   /** How long in-flight reconciles may run after shutdown begins (default 30 seconds). */
@@ -161,6 +174,11 @@ export interface Controller<E = never> {
   readonly queue: Workqueue.Workqueue.Service
   /** Whether every source has synced. */
   readonly synced: Effect.Effect<boolean>
+  /**
+   * Whether the controller is ready: every source has synced and none has been disconnected for longer
+   * than `sourceDisconnectLimit`. The Manager's `/readyz` answers from it.
+   */
+  readonly ready: Effect.Effect<boolean>
   /** Whether the workers are running. */
   readonly started: Effect.Effect<boolean>
   /** Fails when the controller fails (sync timeout, a failed source, lost leadership, an unrecovered defect). */

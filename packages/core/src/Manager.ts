@@ -1,7 +1,8 @@
 /**
  * The Manager runs controllers and other runnables, serves `/metrics`
  * (Prometheus), `/healthz` and `/readyz` (ready once every registered
- * runnable is ready, e.g. every controller's sources synced), and ends with a
+ * runnable is ready: every controller's sources synced, and none
+ * disconnected for longer than its `sourceDisconnectLimit`), and ends with a
  * typed error as soon as one of them fails — a cache-sync timeout, a failed
  * source, or lost leadership.
  *

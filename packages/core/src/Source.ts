@@ -24,6 +24,7 @@
  * @since 0.1.0
  */
 import type * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
@@ -45,6 +46,9 @@ import * as Predicates from "./Predicates.js"
  * - `synced` completes once the source has delivered its initial state (for a
  *   watch: the first list). It never fails; a consumer bounds the wait with a
  *   timeout.
+ * - `health`, for sources with a connection (a watch), says whether it is
+ *   connected; a controller reports not ready while one of its sources has
+ *   been disconnected for too long. Sources without it are always connected.
  *
  * @since 0.1.0
  * @category models
@@ -53,10 +57,50 @@ export interface Source<A, E = never, R = never> {
   readonly name: string
   readonly events: Stream.Stream<Event<A>, E, R>
   readonly synced: Effect.Effect<void>
+  /** The source's connection (default: always connected). */
+  readonly health?: Effect.Effect<Health> | undefined
 }
 
 /**
- * Makes a source from its parts; `synced` defaults to "synced at once".
+ * The connection of a source. `Disconnected.since` is when the source last
+ * heard from its server (milliseconds on Effect's `Clock`): for a watch, the
+ * last list page, event, bookmark or normal end before the failure that
+ * disconnected it; `reason` says what failed (e.g. `Transport`, `idle`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Health = Data.TaggedEnum<{
+  Connected: {}
+  Disconnected: { readonly since: number; readonly reason: string }
+}>
+
+/**
+ * Constructors and `$match` for {@link Health}.
+ *
+ * @example
+ * ```ts
+ * import { Source } from "@reconcile/core"
+ *
+ * const lost = Source.Health.Disconnected({ since: Date.now(), reason: "Transport" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Health = Data.taggedEnum<Health>()
+
+/**
+ * The health of a source without a connection, or of one that is connected.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const connected: Health = Health.Connected()
+
+/**
+ * Makes a source from its parts; `synced` defaults to "synced at once",
+ * `health` to "always connected".
  *
  * @since 0.1.0
  * @category constructors
@@ -65,7 +109,13 @@ export const make = <A, E = never, R = never>(options: {
   readonly name: string
   readonly events: Stream.Stream<Event<A>, E, R>
   readonly synced?: Effect.Effect<void> | undefined
-}): Source<A, E, R> => ({ name: options.name, events: options.events, synced: options.synced ?? Effect.void })
+  readonly health?: Effect.Effect<Health> | undefined
+}): Source<A, E, R> => ({
+  name: options.name,
+  events: options.events,
+  synced: options.synced ?? Effect.void,
+  health: options.health
+})
 
 /**
  * A source from any stream of events. It counts as synced at once unless a
@@ -190,7 +240,7 @@ export const filter: {
 } = dual(
   2,
   <A, E, R>(self: Source<A, E, R>, predicate: Predicate<A>): Source<A, E, R> =>
-    make({ name: self.name, events: Stream.filter(self.events, predicate), synced: self.synced })
+    make({ name: self.name, events: Stream.filter(self.events, predicate), synced: self.synced, health: self.health })
 )
 
 /**

@@ -210,6 +210,67 @@ describe("Controller lifecycle", () => {
       assert.deepStrictEqual(calls, ["a"], "events queued before sync are not lost")
     }))
 
+  it.effect(
+    "readiness: ready once synced; not ready while a source has been disconnected longer than " +
+      "sourceDisconnectLimit (60 s); ready again when it reconnects",
+    () =>
+      Effect.gen(function*() {
+        let health: Source.Health = Source.connected
+        const synced = yield* Deferred.make<void>()
+        const channel = yield* Source.channel<Obj>("objects")
+        const watched = Source.make({
+          name: "watched",
+          events: channel.source.events,
+          synced: Deferred.await(synced),
+          health: Effect.sync(() => health)
+        })
+        const other = yield* Source.channel<Obj>("no-connection")
+        const controller = yield* Controller.make({
+          name: uniqueName("ready"),
+          watches: [Controller.watch(watched, Handler.forObject), Controller.watch(other.source, Handler.forObject)],
+          reconcile: () => Effect.void
+        })
+        assert.isFalse(yield* controller.ready, "not ready before the sources sync")
+        yield* Deferred.succeed(synced, undefined)
+        yield* settle
+        assert.isTrue(yield* controller.ready)
+
+        // the server was last heard from at 10 s; the connection failed later
+        yield* advance(10_000)
+        health = Source.Health.Disconnected({ since: 10_000, reason: "Transport" })
+        yield* advance(60_000) // 60 s since: exactly the limit
+        assert.isTrue(yield* controller.ready, "a disconnection of 60 s is tolerated")
+        yield* advance(1)
+        assert.isFalse(yield* controller.ready, "past 60 s: not ready")
+        assert.isTrue(yield* controller.synced, "still synced: the cache is there, only stale")
+        health = Source.connected
+        assert.isTrue(yield* controller.ready, "ready again as soon as it reconnects")
+      })
+  )
+
+  it.effect("readiness: sourceDisconnectLimit is configurable", () =>
+    Effect.gen(function*() {
+      let health: Source.Health = Source.connected
+      const channel = yield* Source.channel<Obj>("objects")
+      const controller = yield* Controller.make({
+        name: uniqueName("ready-limit"),
+        watches: [Controller.watch({ ...channel.source, health: Effect.sync(() => health) }, Handler.forObject)],
+        reconcile: () => Effect.void,
+        options: { sourceDisconnectLimit: "5 seconds" }
+      })
+      yield* settle
+      health = Source.Health.Disconnected({ since: 0, reason: "idle" })
+      yield* advance(5_000)
+      assert.isTrue(yield* controller.ready)
+      yield* advance(1)
+      assert.isFalse(yield* controller.ready)
+      // a predicate-filtered source keeps its health
+      const filtered = Source.filter(channel.source, () => true)
+      assert.isUndefined(filtered.health)
+      const withHealth = Source.filter({ ...channel.source, health: Effect.sync(() => health) }, () => true)
+      assert.strictEqual((yield* withHealth.health!)._tag, "Disconnected")
+    }))
+
   it.effect("cacheSyncTimeout fails the controller with an error naming the unsynced source", () =>
     Effect.gen(function*() {
       const fast = Source.fromStream<Obj>("fast-source", Stream.empty)

@@ -89,15 +89,19 @@ export declare namespace Cache {
     /**
      * A cached read: from the store of an unfiltered informer of `resource`
      * (cluster-wide, or of that namespace) once it has synced — absent there
-     * means `NotFound` — and a live `KubeClient` read for kinds the cache does
-     * not watch.
+     * means `NotFound`, and an object that exists but does not decode fails
+     * with its `KubeError.Decode` (carrying the object's metadata) — and a live
+     * `KubeClient` read for kinds the cache does not watch.
      */
     readonly get: <A extends HasMetadata>(
       resource: Resource.Resource<A>,
       name: string,
       options?: { readonly namespace?: string | undefined }
     ) => Effect.Effect<A, KubeError.KubeError>
-    /** A cached list (or a live one for kinds the cache does not watch), optionally by namespace and labels. */
+    /**
+     * A cached list (or a live one for kinds the cache does not watch), optionally by namespace and labels; objects
+     * that do not decode are not in it (see `Store.listUndecodable`).
+     */
     readonly list: <A extends HasMetadata>(
       resource: Resource.Resource<A>,
       options?: {

@@ -12,6 +12,15 @@
  *   `Delete`.
  * - **Late subscribers** first get every stored object as `Create` with
  *   `initial: true`, then the live events.
+ * - `health` (also the sources' `health`) follows the watch connection, so a
+ *   controller can report not ready while it is lost.
+ * - **Objects that stop decoding** stay visible: the store drops the last
+ *   decoded copy (a `Delete` with `finalStateUnknown: true` on `events`, since
+ *   the server still has the object) and keeps the object's latest metadata as
+ *   an `Undecodable` (on the `undecodable` source), until it decodes again or
+ *   is deleted. `informer_decode_failures_total{informer, kind}` counts the
+ *   objects received that did not decode; `informer_undecodable_objects{informer}`
+ *   is how many the store holds.
  * - A `transform` runs on every object before it is stored; the default strips
  *   `metadata.managedFields` (often half of an object's metadata, and rarely
  *   read by a reconcile).
@@ -20,12 +29,13 @@
  */
 import type { Event } from "@reconcile/core/Event"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
-import type { Source } from "@reconcile/core/Source"
+import type { Health, Source } from "@reconcile/core/Source"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/informer.js"
 import type * as Store from "./Store.js"
+import type * as Undecodable from "./Undecodable.js"
 import type * as Watcher from "./Watcher.js"
 
 /**
@@ -44,8 +54,20 @@ export interface Informer<A> {
   readonly hasSynced: Effect.Effect<boolean>
   /** Stored objects as `Create { initial: true }`, then live events; one subscription per run. */
   readonly events: Stream.Stream<Event<A>>
-  /** The informer as a core `Source` (a Kind source). */
+  /** The informer as a core `Source` (a Kind source); its `health` is the informer's. */
   readonly source: Source<A>
+  /**
+   * The watch connection: `Disconnected` (since the server was last heard from) after a failed list or
+   * watch or an idle watch, `Connected` again once the server is heard from.
+   */
+  readonly health: Effect.Effect<Health>
+  /**
+   * Objects that exist but do not decode, as a `Source` of `Undecodable`
+   * values (their latest metadata and the decode failure): `Create` when an
+   * object stops decoding, `Update` on each new version, `Delete` when it is
+   * deleted or decodes again. Late subscribers get the current ones first.
+   */
+  readonly undecodable: Source<Undecodable.Undecodable>
 }
 
 /**

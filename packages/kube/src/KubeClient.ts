@@ -285,7 +285,12 @@ export type WatchEvent<A> =
     /** The status as an error: `Gone` for 410 (watch again after a fresh list). */
     readonly error: KubeError.StatusError
   }
-  | { readonly _tag: "Undecodable"; readonly error: KubeError.Decode }
+  | {
+    readonly _tag: "Undecodable"
+    readonly error: KubeError.Decode
+    /** The event the line was, when it was an `ADDED`, `MODIFIED` or `DELETED` event whose object did not decode. */
+    readonly type?: "Added" | "Modified" | "Deleted" | undefined
+  }
 
 /**
  * The client over the {@link Kube.Kube} connection in context.

@@ -10,8 +10,17 @@
  * - `eventFilter`: a predicate applied to the events of every source.
  * - Reconcile **by object** (kube-rs style): `reconcile(object)` gets the
  *   current cached object; keys whose object no longer exists are skipped.
+ *   An object that exists but **does not decode** (see `Undecodable`) is
+ *   handed over too, as an `Undecodable` (its latest metadata and the decode
+ *   failure), so it can be reported and its deletion and finalizers processed:
+ *   either `reconcile` accepts `A | Undecodable` (what `Finalizer.reconcile`
+ *   returns), or `onUndecodable` handles it and `reconcile` gets `A` only.
+ *   The compiler asks for one or the other; `Undecodable.terminal` is the
+ *   handler for controllers with nothing to do for such objects.
  *   Or **by key** (controller-runtime style): `reconcileRequest(request)`
- *   reads the cache itself.
+ *   reads the cache itself (`Cache.get` fails with the `Decode` error).
+ * - Objects of `for` and `owns` that stop decoding enqueue their key (or
+ *   their controller owner) as any change does.
  *
  * Sources are the cache's Kind sources: workers start once every informer has
  * synced.
@@ -22,8 +31,16 @@
  *   name: "webapp",
  *   for: WebApp,
  *   owns: [Resource.Deployment, Resource.Service],
- *   reconcile: (app) => reconcileWebApp(app),
+ *   reconcile: (app) => reconcileWebApp(app), // (app: WebApp) => Effect<void, Outcome, R>
+ *   onUndecodable: Undecodable.terminal, // a WebApp that no longer decodes
  *   options: { maxConcurrentReconciles: 4 }
+ * })
+ *
+ * // with a finalizer: `Finalizer.reconcile` takes `WebApp | Undecodable`, no `onUndecodable` needed
+ * const WithCleanup = KubeController.layer({
+ *   name: "webapp",
+ *   for: WebApp,
+ *   reconcile: Finalizer.reconcile({ resource: WebApp, name: "example.com/cleanup", apply, cleanup })
  * })
  * ```
  *
@@ -40,6 +57,7 @@ import type * as Scope from "effect/Scope"
 import type * as Cache from "./Cache.js"
 import * as internal from "./internal/kubeController.js"
 import type * as Resource from "./Resource.js"
+import type * as Undecodable from "./Undecodable.js"
 
 /**
  * A watched resource with a map function (controller-runtime's `Watches` with
@@ -83,13 +101,29 @@ interface Common<A extends HasMetadata, E, RW> {
 }
 
 /**
- * A controller that reconciles the current cached object of each key.
+ * A controller that reconciles the current cached object of each key: the
+ * decoded object, or the `Undecodable` of an object that exists but does not
+ * decode.
  *
  * @since 0.1.0
  * @category models
  */
 export interface ByObject<A extends HasMetadata, E, R, RW> extends Common<A, E, RW> {
+  readonly reconcile: (object: A | Undecodable.Undecodable) => Effect.Effect<void, Reconcile.Outcome, R>
+  readonly onUndecodable?: undefined
+}
+
+/**
+ * A controller that reconciles the current cached object of each key when it
+ * decodes, and hands objects that do not decode to `onUndecodable` (e.g.
+ * `Undecodable.terminal`, or a handler that sets a condition).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ByDecodedObject<A extends HasMetadata, E, R, RW> extends Common<A, E, RW> {
   readonly reconcile: (object: A) => Effect.Effect<void, Reconcile.Outcome, R>
+  readonly onUndecodable: (object: Undecodable.Undecodable) => Effect.Effect<void, Reconcile.Outcome, R>
 }
 
 /**
@@ -108,7 +142,10 @@ export interface ByRequest<A extends HasMetadata, E, R, RW> extends Common<A, E,
  * @since 0.1.0
  * @category models
  */
-export type Config<A extends HasMetadata, E, R, RW> = ByObject<A, E, R, RW> | ByRequest<A, E, R, RW>
+export type Config<A extends HasMetadata, E, R, RW> =
+  | ByObject<A, E, R, RW>
+  | ByDecodedObject<A, E, R, RW>
+  | ByRequest<A, E, R, RW>
 
 /**
  * Starts the controller in the current scope.
@@ -118,10 +155,13 @@ export type Config<A extends HasMetadata, E, R, RW> = ByObject<A, E, R, RW> | By
  */
 export const make: {
   <A extends HasMetadata, E = never, R = never, RW = never>(
+    config: ByRequest<A, E, R, RW>
+  ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope>
+  <A extends HasMetadata, E = never, R = never, RW = never>(
     config: ByObject<A, E, R, RW>
   ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope>
   <A extends HasMetadata, E = never, R = never, RW = never>(
-    config: ByRequest<A, E, R, RW>
+    config: ByDecodedObject<A, E, R, RW>
   ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope>
 } = internal.make
 
@@ -133,10 +173,13 @@ export const make: {
  */
 export const layer: {
   <A extends HasMetadata, E = never, R = never, RW = never>(
+    config: ByRequest<A, E, R, RW>
+  ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
+  <A extends HasMetadata, E = never, R = never, RW = never>(
     config: ByObject<A, E, R, RW>
   ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
   <A extends HasMetadata, E = never, R = never, RW = never>(
-    config: ByRequest<A, E, R, RW>
+    config: ByDecodedObject<A, E, R, RW>
   ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
 } = <A extends HasMetadata, E, R, RW>(
   config: Config<A, E, R, RW>

@@ -25,6 +25,8 @@
  *
  * @since 0.1.0
  */
+import type { ObjectMeta } from "@reconcile/core/ObjectMeta"
+import * as Reconcile from "@reconcile/core/Reconcile"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -353,12 +355,22 @@ export class Transport extends Data.TaggedError("Transport")<{
  * `raw` is the offending text, truncated (and redacted for Secrets); `issue`
  * says what is wrong. `raw` is not part of `message`.
  *
+ * When the body was an object with a readable `metadata`, `metadata` is that
+ * metadata (name, namespace, uid, resourceVersion, generation, labels,
+ * annotations, owner references, finalizers, deletionTimestamp) and
+ * `apiVersion` the resource's: enough to key the object, process its deletion
+ * and release its finalizers (see `Undecodable`).
+ *
  * @since 0.1.0
  * @category errors
  */
 export class Decode extends Data.TaggedError("Decode")<{
   /** The kind being decoded, when known. */
   readonly kind?: string | undefined
+  /** The apiVersion of the resource being decoded, when known. */
+  readonly apiVersion?: string | undefined
+  /** The object's metadata, when the body was an object with a readable `metadata`. */
+  readonly metadata?: ObjectMeta | undefined
   readonly raw: string
   readonly issue: string
   readonly request?: RequestInfo | undefined
@@ -367,6 +379,8 @@ export class Decode extends Data.TaggedError("Decode")<{
   readonly [TypeId]: TypeId = TypeId
   constructor(args: {
     readonly kind?: string | undefined
+    readonly apiVersion?: string | undefined
+    readonly metadata?: ObjectMeta | undefined
     readonly raw: string
     readonly issue: string
     readonly request?: RequestInfo | undefined
@@ -653,3 +667,79 @@ export const retryOnConflict: {
       while: (e: E) => isConflict(e) && !isFieldManagerConflict(e)
     })
 )
+
+/**
+ * The reconcile outcome of an API error: `Terminal` (with the server's
+ * message) when sending the same request again cannot succeed until the object
+ * or its spec changes, `Retryable` otherwise.
+ *
+ * | error | outcome | why |
+ * |---|---|---|
+ * | `Invalid` (422), `BadRequest` (400) | `Terminal` | the request itself is wrong: validation, a label too long |
+ * | `Forbidden` (403) on a write | `Terminal` | RBAC, admission, a terminating namespace: a person must act |
+ * | `Forbidden` (403) on a read | `Retryable` | usually RBAC not rolled out yet; the watches need it too |
+ * | `Conflict` (409) from a field-manager conflict | `Terminal` | apply with `force` or stop owning the field |
+ * | `MethodNotAllowed` (405), other 4xx (`UnexpectedStatus`), `Encode` | `Terminal` | fixed only by new code or spec |
+ * | `Decode` of a known kind | `Terminal` | the stored object does not match its Schema until it is edited |
+ * | `Conflict` (409), `AlreadyExists` (409), `Gone` (410) | `Retryable` | a stale read: the next run reads again |
+ * | `NotFound` (404) | `Retryable` | see below |
+ * | `TooManyRequests` (429), `ServerError` (5xx), `Timeout`, `Transport`, `Unauthorized` (401), other `Decode` | `Retryable` | transient |
+ *
+ * `NotFound` is `Retryable`, as controller-runtime treats every error a
+ * reconciler returns: a 404 in the middle of a reconcile is a namespace, CRD or
+ * dependency that appears later (no event on the reconciled object would
+ * announce it) or a cache that has not seen a create yet. The one 404 that
+ * means "done" — the reconciled object itself is gone — is the caller's to
+ * handle with {@link ignoreNotFound} (controller-runtime's
+ * `client.IgnoreNotFound`), before this.
+ *
+ * A `Terminal` outcome's `message` is the server's `metav1.Status` message
+ * followed by the field causes it does not already name — what a condition
+ * should tell the user; its `cause` is the `KubeError`. A `Retryable` keeps the
+ * full message (method, path, code) for the logs.
+ *
+ * @example
+ * ```ts
+ * import { KubeError } from "@reconcile/kube"
+ *
+ * const e = KubeError.fromStatus(
+ *   { code: 422, reason: "Invalid", message: "Service \"x\" is invalid: metadata.name: Invalid value" },
+ *   { request: { method: "PATCH", path: "/api/v1/namespaces/default/services/x" } }
+ * )
+ * KubeError.outcomeOf(e) // Terminal { message: "Service \"x\" is invalid: metadata.name: Invalid value" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category reconcile
+ */
+export const outcomeOf = (error: KubeError): Reconcile.Retryable | Reconcile.Terminal =>
+  internal.isTerminal(error)
+    ? Reconcile.terminal(error, internal.serverMessage(error))
+    : Reconcile.retryable(error)
+
+/**
+ * Turns every {@link KubeError} of an effect into its reconcile outcome
+ * ({@link outcomeOf}); other errors pass through unchanged, so the result can
+ * go on to `Reconcile.classify` or `Effect.catchTag`. Pipeable.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { KubeClient, KubeError, Resource } from "@reconcile/kube"
+ *
+ * const ensure = (cm: Resource.ConfigMap) =>
+ *   KubeClient.patch(Resource.ConfigMap, cm.metadata!.name!, cm, { type: "apply", fieldManager: "me", force: true })
+ *     .pipe(KubeError.toOutcome) // Effect<ConfigMap, Reconcile.Retryable | Reconcile.Terminal, KubeClient>
+ * ```
+ *
+ * @since 0.1.0
+ * @category reconcile
+ */
+export const toOutcome = <A, E, R>(
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, KubeError> | Reconcile.Retryable | Reconcile.Terminal, R> =>
+  Effect.mapError(self, (e) => isKubeError(e) ? outcomeOf(e) : e) as Effect.Effect<
+    A,
+    Exclude<E, KubeError> | Reconcile.Retryable | Reconcile.Terminal,
+    R
+  >

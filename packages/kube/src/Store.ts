@@ -3,6 +3,10 @@
  * informer keeps and a reconcile reads (level-based: the reconcile reads
  * current state here, never from the event).
  *
+ * Objects that exist but do not decode are kept apart, as `Undecodable`
+ * values with their latest metadata (`undecodable`, `listUndecodable`): typed
+ * reads never see them, and they never shadow a stale decoded copy.
+ *
  * Built-in indexes: {@link byNamespace} and {@link byOwnerUid}; labels are
  * matched with {@link Store.Store.list}'s `labels` filter; custom indexes are
  * added with `addIndex`.
@@ -11,6 +15,7 @@
  */
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import * as internal from "./internal/store.js"
+import type * as Undecodable from "./Undecodable.js"
 
 /**
  * The name of the namespace index (cluster-scoped objects index as `""`).
@@ -59,6 +64,14 @@ export declare namespace Store {
     readonly byIndex: (name: string, value: string) => ReadonlyArray<A>
     /** Number of objects. */
     readonly size: () => number
+    /**
+     * The object `name` in `namespace` when it exists but does not decode: its
+     * latest metadata and the decode failure (such an object is not in
+     * `get`/`list`/`byIndex`).
+     */
+    readonly undecodable: (name: string, namespace?: string | undefined) => Undecodable.Undecodable | undefined
+    /** Every object that does not decode. */
+    readonly listUndecodable: () => ReadonlyArray<Undecodable.Undecodable>
     /** Adds an index (existing objects are indexed at once). */
     readonly addIndex: (name: string, index: IndexFunction<A>) => void
   }

@@ -12,10 +12,29 @@
  *   backoff resets only after real progress (a list completed, an event
  *   received). A `Retry-After` (429, 503) longer than the delay is waited
  *   out in full.
- * - A client-side **idle timeout** (server `timeoutSeconds` + 5 s) ends a
- *   watch that has gone silent without closing, and resumes.
- * - Objects that do not decode are reported (log + `watcher_undecodable_total`)
- *   and skipped; the watch goes on.
+ * - **Silent connections** are noticed within the idle limit (55 s by
+ *   default): a watch that delivers nothing — no event, no bookmark, no end —
+ *   for `idleTimeout` (default the smaller of `timeoutSeconds` + 5 s and twice
+ *   the server's `bookmarkInterval`) is dropped and resumed. The default
+ *   `timeoutSeconds` (50) is short so that a healthy kube-apiserver, which
+ *   sends a bookmark 2 s before a watch's timeout and ends it at the timeout,
+ *   is never silent for longer than that.
+ * - **Resets**: before resuming after a failure, or after a watch that
+ *   delivered nothing, the watcher asks the server whether it still serves the
+ *   resourceVersion (`checkResourceVersion`: a one-item list "not older than"
+ *   it). A server whose resourceVersions went back (restarted over a new or
+ *   restored store) answers 504 "Too large resource version" — as it does to a
+ *   list or a watch-list from there — and the watcher **relists** from scratch;
+ *   the informer then deletes what vanished and creates what is new.
+ * - Health: `onHealth` hears when the connection is lost (the first failure
+ *   after the server was last heard from) and when it is back (the next list
+ *   page, event, bookmark, check or normal end); `watcher_reconnects_total
+ *   {watch, reason}` counts the attempts to re-establish the list+watch after
+ *   something went wrong (`error`, `idle`, `expired`, `reset`).
+ * - Objects that do not decode never stop the watch. One whose error carries
+ *   its metadata (an object with a readable, named `metadata`) is an
+ *   `Undecodable` event, so the cache keeps it visible; any other line is
+ *   reported (log + `watcher_undecodable_total`) and skipped.
  *
  * Output events follow kube-rs: a (re)list is `Init`, one `InitApply` per
  * object, then `InitDone` — consumers (the cache) swap their store
@@ -27,6 +46,7 @@
  *
  * @since 0.1.0
  */
+import type { Health } from "@reconcile/core/Source"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
@@ -44,7 +64,10 @@ export interface ListPage<A> {
   readonly items: ReadonlyArray<A>
   readonly resourceVersion: string
   readonly continue?: string | undefined
-  /** Items that did not decode: reported and skipped by the watcher. */
+  /**
+   * Items that did not decode: those whose error carries the object's metadata
+   * become `Undecodable` events, the others are reported and skipped.
+   */
   readonly undecodable?: ReadonlyArray<KubeError.Decode> | undefined
 }
 
@@ -61,7 +84,12 @@ export type RawEvent<A> =
   | { readonly _tag: "Deleted"; readonly object: A }
   | { readonly _tag: "Bookmark"; readonly resourceVersion: string }
   | { readonly _tag: "Error"; readonly error: KubeError.KubeError }
-  | { readonly _tag: "Undecodable"; readonly error: KubeError.Decode }
+  | {
+    readonly _tag: "Undecodable"
+    readonly error: KubeError.Decode
+    /** The event the line was, when it was an added, modified or deleted object that did not decode. */
+    readonly type?: "Added" | "Modified" | "Deleted" | undefined
+  }
 
 /**
  * What a watcher needs from the API: list one page, and watch from a
@@ -82,6 +110,12 @@ export interface ListWatch<A> {
     readonly allowWatchBookmarks: true
     readonly timeoutSeconds: number
   }) => Stream.Stream<RawEvent<A>, KubeError.KubeError>
+  /**
+   * Succeeds when the server can still serve `resourceVersion` (a one-item list not older than it); fails with
+   * its answer otherwise — 504 "Too large resource version" from a reset server, 410 when it is too old. Optional:
+   * without it the watcher resumes without checking (and a reset is noticed only when the server says so).
+   */
+  readonly checkResourceVersion?: ((resourceVersion: string) => Effect.Effect<void, KubeError.KubeError>) | undefined
   /** The resourceVersion of an object. */
   readonly resourceVersion: (object: A) => string | undefined
 }
@@ -103,6 +137,12 @@ export type WatcherEvent<A> = Data.TaggedEnum<{
   Apply: { readonly object: A }
   /** An object was deleted. */
   Delete: { readonly object: A }
+  /**
+   * An object that does not decode, named by its error's `metadata`: an item of
+   * the ongoing list (`event: "InitApply"`), or an object added or modified
+   * (`"Apply"`) or deleted (`"Delete"`).
+   */
+  Undecodable: { readonly error: KubeError.Decode; readonly event: "InitApply" | "Apply" | "Delete" }
 }>
 
 interface WatcherEventDefinition extends Data.TaggedEnum.WithGenerics<1> {
@@ -126,8 +166,30 @@ export const WatcherEvent = Data.taggedEnum<WatcherEventDefinition>()
 export interface Options {
   /** Page size of lists (default 500). */
   readonly pageSize?: number | undefined
-  /** Server-side watch timeout in seconds (default 290, as client-go's reflector picks 5–10 min; kube-rs 290). */
+  /**
+   * Server-side watch timeout in seconds (default 50; client-go's reflector picks 5–10 min, kube-rs 290).
+   * kube-apiserver sends a bookmark 2 s before it and ends the watch at it, so with 50 s a healthy watch is
+   * never silent for more than ~50 s and a silent connection is noticed within the idle limit (55 s). The cost:
+   * one watch request per informer every 50 s instead of every 5 minutes. Raise it (and the idle limit with it)
+   * to trade detection time for fewer requests.
+   */
   readonly timeoutSeconds?: number | undefined
+  /**
+   * How often the server sends a bookmark on a quiet watch (default 1 minute: kube-apiserver's fixed period;
+   * the testkit's `bookmarkInterval`). Twice this bounds the idle limit.
+   */
+  readonly bookmarkInterval?: Duration.Input | undefined
+  /**
+   * A watch that delivers nothing — no event, no bookmark, no end — for this long is taken for dead, dropped
+   * and resumed (default: the smaller of `timeoutSeconds` + 5 s and 2 × `bookmarkInterval`, 55 s).
+   */
+  readonly idleTimeout?: Duration.Input | undefined
+  /**
+   * Hears the connection's health: `Disconnected` at the first failure (a failed list, watch or check, or an
+   * idle watch) after the server was last heard from — `since` is that last time — and `Connected` when the
+   * server is heard from again. The informer makes it its source's `health`.
+   */
+  readonly onHealth?: ((health: Health) => Effect.Effect<void>) | undefined
   /** First backoff delay (default 800 ms). */
   readonly initialBackoff?: Duration.Input | undefined
   /** Largest backoff delay (default 30 s). */

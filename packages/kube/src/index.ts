@@ -76,4 +76,9 @@ export * as Store from "./Store.js"
 /**
  * @since 0.1.0
  */
+export * as Undecodable from "./Undecodable.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Watcher from "./Watcher.js"

@@ -270,4 +270,53 @@ layer(TestLayer)("Apply against TestApiServer", (it) => {
       assert.strictEqual(result.operation, "updated")
       assert.deepStrictEqual(result.object.data, { n: "1", other: "x" })
     }))
+
+  it.effect("the owner option: every write carries the owner's uid; no uid is InvalidOwner; a vanished owner's child is collected", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const owner = yield* KubeClient.create(Resource.ConfigMap, cm("owner", ns))
+      const applied = yield* Apply.apply(Resource.ConfigMap, cm("by-apply", ns, { v: "1" }), {
+        fieldManager: "webapp-controller",
+        owner
+      })
+      const created = yield* Apply.createOrUpdate(
+        Resource.ConfigMap,
+        cm("by-update", ns),
+        (c) => ({ ...c, data: {} }),
+        {
+          owner
+        }
+      )
+      const patched = yield* Apply.createOrPatch(Resource.ConfigMap, cm("by-patch", ns), (c) => ({ ...c, data: {} }), {
+        owner
+      })
+      for (const object of [applied, created.object, patched.object]) {
+        assert.deepStrictEqual(object.metadata?.ownerReferences, [{
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          name: "owner",
+          uid: owner.metadata!.uid!,
+          controller: true,
+          blockOwnerDeletion: true
+        }])
+      }
+
+      const from = env.log.lines.length
+      const noUid = yield* failure(
+        Apply.apply(Resource.ConfigMap, cm("x", ns), {
+          fieldManager: "m",
+          owner: { ...owner, metadata: { name: "o" } }
+        })
+      )
+      assert.strictEqual(noUid._tag, "InvalidOwner")
+      assert.strictEqual(writes(env.log, from), 0)
+
+      // a write for an owner deleted meanwhile (a stale cache): the server accepts it, the collector removes it
+      yield* KubeClient.del(Resource.ConfigMap, "owner", { namespace: ns })
+      yield* Apply.apply(Resource.ConfigMap, cm("late", ns, { v: "1" }), { fieldManager: "webapp-controller", owner })
+      for (const name of ["by-apply", "by-update", "by-patch", "late"]) {
+        const error = yield* failure(KubeClient.get(Resource.ConfigMap, name, { namespace: ns }))
+        assert.strictEqual(error._tag, "NotFound", `${name} was collected`)
+      }
+    }))
 })

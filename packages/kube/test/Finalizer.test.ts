@@ -8,7 +8,9 @@ import * as Finalizer from "../src/Finalizer.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as Resource from "../src/Resource.js"
+import * as Undecodable from "../src/Undecodable.js"
 import { countRequests, kubeLayer, makeEnv } from "./support/env.js"
+import { WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(Layer.provideMerge(kubeLayer()), Layer.provideMerge(env.layer))
@@ -39,7 +41,10 @@ const cm = (name: string, finalizers?: ReadonlyArray<string>): Resource.ConfigMa
 
 /** A finalizer reconcile that counts its phases; `cleanupResults` are the outcomes of the next cleanups. */
 const tracked = (name = OURS, cleanupResults: Array<Reconcile.Outcome> = []) => {
-  const calls = { apply: [] as Array<Resource.ConfigMap>, cleanup: [] as Array<Resource.ConfigMap> }
+  const calls = {
+    apply: [] as Array<Resource.ConfigMap>,
+    cleanup: [] as Array<Resource.ConfigMap | Undecodable.Undecodable>
+  }
   const reconcile = Finalizer.reconcile({
     resource: Resource.ConfigMap,
     name,
@@ -287,5 +292,79 @@ layer(TestLayer)("Finalizer against TestApiServer", (it) => {
       // the next reconcile (from the fresh object) succeeds
       yield* reconcile(live)
       assert.strictEqual(applied.length, 1)
+    }))
+
+  it.effect("cost: steady state is one GET per apply; adding is one PATCH; a deletion is one GET and one PATCH", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const created = yield* KubeClient.create(Resource.ConfigMap, cm("app"), { namespace: ns })
+      const { calls, reconcile } = tracked()
+      let from = env.log.lines.length
+      yield* reconcile(created) // the answer of the guarded add is the confirmation: no read
+      assert.deepStrictEqual([countRequests(env.log, from, "PATCH"), countRequests(env.log, from, "GET")], [1, 0])
+      const live = Option.getOrThrow(yield* read(ns, "app"))
+      from = env.log.lines.length
+      for (let i = 0; i < 5; i++) yield* reconcile(live) // the cached copy, five times
+      assert.deepStrictEqual([countRequests(env.log, from, "PATCH"), countRequests(env.log, from, "GET")], [0, 5])
+      assert.strictEqual(calls.apply.length, 6)
+      yield* KubeClient.del(Resource.ConfigMap, "app", { namespace: ns })
+      const deleting = Option.getOrThrow(yield* read(ns, "app"))
+      from = env.log.lines.length
+      yield* reconcile(deleting)
+      assert.deepStrictEqual([countRequests(env.log, from, "GET"), countRequests(env.log, from, "PATCH")], [1, 1])
+      assert.strictEqual(calls.cleanup.length, 1)
+    }))
+
+  it.effect("stale copies: no apply for an object deleted on the server, no second cleanup after the release", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const { calls, reconcile } = tracked()
+      yield* reconcile(yield* KubeClient.create(Resource.ConfigMap, cm("app"), { namespace: ns }))
+      const liveCopy = Option.getOrThrow(yield* read(ns, "app")) // what a cache would hold
+      yield* KubeClient.del(Resource.ConfigMap, "app", { namespace: ns })
+      const deletingCopy = Option.getOrThrow(yield* read(ns, "app"))
+      yield* reconcile(liveCopy) // the cache has not seen the deletion: the live read has
+      assert.strictEqual(calls.apply.length, 1, "apply never runs on the stale live copy")
+      assert.strictEqual(calls.cleanup.length, 1, "the server said \"deleting\": cleanup, then release")
+      assert.isTrue(Option.isNone(yield* read(ns, "app")))
+      yield* reconcile(deletingCopy) // the cache has not seen the release
+      yield* reconcile(liveCopy)
+      assert.deepStrictEqual([calls.apply.length, calls.cleanup.length], [1, 1])
+    }))
+
+  it.effect("an object that no longer decodes: deleted → cleanup with its metadata, finalizer released; live → onUndecodable", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      yield* KubeClient.create(Resource.CustomResourceDefinition, Resource.crdManifest(WebApp)).pipe(Effect.ignore)
+      const cleaned: Array<string> = []
+      const reported: Array<string> = []
+      const reconcile = Finalizer.reconcile({
+        resource: WebApp,
+        name: OURS,
+        apply: () => Effect.void,
+        cleanup: (app) => Effect.sync(() => void cleaned.push(`${app.metadata.name} ${Undecodable.is(app)}`)),
+        onUndecodable: (app) => Effect.sync(() => void reported.push(app.metadata.name!))
+      })
+      const app = yield* KubeClient.create(WebApp, {
+        apiVersion: WebApp.apiVersion,
+        kind: WebApp.kind,
+        metadata: { name: "app" },
+        spec: { image: "nginx", ports: [] }
+      }, { namespace: ns })
+      yield* reconcile(app)
+      // edited to a shape the Schema rejects (the write succeeds, its answer does not decode)
+      yield* KubeClient.patch(WebApp, "app", { spec: { replicas: "three" } }, { type: "merge", namespace: ns }).pipe(
+        Effect.ignore
+      )
+      const broken = yield* Effect.flip(KubeClient.get(WebApp, "app", { namespace: ns }))
+      assert(broken._tag === "Decode")
+      const undecodable = Option.getOrThrow(Undecodable.fromDecode(broken))
+      yield* reconcile(undecodable)
+      assert.deepStrictEqual(reported, ["app"])
+      yield* KubeClient.del(WebApp, "app", { namespace: ns }).pipe(Effect.ignore)
+      yield* reconcile(undecodable) // a stale undecodable copy: the live read sees the deletion
+      assert.deepStrictEqual(cleaned, ["app true"])
+      const gone = yield* Effect.flip(KubeClient.get(WebApp, "app", { namespace: ns }))
+      assert.strictEqual(gone._tag, "NotFound", "the finalizer was released")
     }))
 })

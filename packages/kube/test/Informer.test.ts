@@ -78,6 +78,44 @@ describe("Informer", () => {
       assert.deepStrictEqual(informer.store.list().map((o) => o.metadata.name).sort(), ["change", "keep", "new"])
     }))
 
+  it.effect(
+    "a reset server (resourceVersions start again): the informer relists and converges — Deletes for vanished " +
+      "objects, Creates for new ones, an Update for a name a new object took (new uid, even at the same " +
+      "resourceVersion)",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* makeFakeServer
+        for (const name of ["a", "b", "c"]) yield* server.put(name, 1) // resourceVersions 1, 2, 3
+        const informer = yield* Informer.make(server.listWatch, { watcher: { jitter: 0 } })
+        const seen = yield* subscribe(informer)
+        yield* server.put("a", 2) // 4
+        yield* settle
+        const mark = seen.length
+        yield* server.reset // the connection breaks; the new server starts again at 1
+        yield* server.put("x", 5) // 1
+        yield* server.put("b", 7) // 2: b's old resourceVersion, another object
+        yield* settle
+        assert.strictEqual((yield* informer.health)._tag, "Disconnected", "backing off after the broken watch")
+        yield* advance("800 millis") // the backoff; the check of resourceVersion 4 answers 504: a relist
+        yield* settle
+        assert.deepStrictEqual(seen.slice(mark).sort(), [
+          "Create:x=5",
+          "Delete:a unknown",
+          "Delete:c unknown",
+          "Update:b=1->7"
+        ])
+        assert.deepStrictEqual(
+          informer.store.list().map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}/${o.metadata.uid}`).sort(),
+          ["b@2/uid-b-1", "x@1/uid-x-1"]
+        )
+        assert.strictEqual((yield* informer.health)._tag, "Connected")
+        // and it goes on watching the new server
+        yield* server.put("x", 6)
+        yield* settle
+        assert.strictEqual(seen[seen.length - 1], "Update:x=5->6")
+      })
+  )
+
   it.effect("late subscribers get the stored objects as initial creates, then live events", () =>
     Effect.gen(function*() {
       const server = yield* makeFakeServer

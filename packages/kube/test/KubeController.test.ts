@@ -5,6 +5,7 @@ import { Effect, Layer } from "effect"
 import * as Cache from "../src/Cache.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
+import * as Undecodable from "../src/Undecodable.js"
 import { makeFakeServer, type Obj } from "./fakeServer.js"
 
 const resource = (kind: string, plural: string) =>
@@ -37,7 +38,8 @@ describe("KubeController", () => {
       yield* KubeController.make({
         name: "apps-by-object",
         for: Apps,
-        reconcile: (app: Obj) => Effect.sync(() => void seen.push(`${app.metadata.name}=${app.data}`))
+        reconcile: (app: Obj) => Effect.sync(() => void seen.push(`${app.metadata.name}=${app.data}`)),
+        onUndecodable: Undecodable.terminal
       }).pipe(Effect.provideService(Cache.Cache, cache))
       yield* settle
       yield* servers.apps.put("web", 2)

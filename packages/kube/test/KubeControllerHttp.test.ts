@@ -11,6 +11,7 @@ import * as Cache from "../src/Cache.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
+import * as Undecodable from "../src/Undecodable.js"
 import { check, eventually, freshNamespace as freshNamespaceIn, kubeLayer, makeEnv } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
 
@@ -78,7 +79,8 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
           name: `share-${id}-${ns}`,
           for: Resource.ConfigMap,
           selection: { namespace: ns },
-          reconcile: (cm) => Effect.sync(() => void seen[id].push(`${cm.metadata?.name}=${cm.data?.v}`))
+          reconcile: (cm) => Effect.sync(() => void seen[id].push(`${cm.metadata?.name}=${cm.data?.v}`)),
+          onUndecodable: Undecodable.terminal
         }).pipe(Effect.provideService(Cache.Cache, cache))
       }
       const bothSaw = (entry: string) =>

@@ -12,6 +12,7 @@ import type { KubeObject } from "@reconcile/testkit/KubeObject"
 import { Arbitrary, Duration, Effect, Layer, Metric, References, Schema, Stream } from "effect"
 import * as Cache from "../src/Cache.js"
 import type * as Informer from "../src/Informer.js"
+import { decodeFailuresTotal } from "../src/internal/informer.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
@@ -436,7 +437,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       assert.strictEqual(rec.calls.length, calls, "no reconnect, no relist")
     }))
 
-  it.effect("a custom resource failing its Schema is skipped and reported while the others sync and reconcile", () =>
+  it.effect("a custom resource failing its Schema is kept as Undecodable and counted while the others sync and reconcile", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.TestCluster
       const client = yield* KubeClient.KubeClient
@@ -451,17 +452,20 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       yield* app("three", { image: "three:1" })
       const cache = yield* Cache.make((r, s) => Cache.listWatch(client, r, s), { informer: { watcher: fast } })
       const informer = yield* cache.informer(WebApp, { namespace: ns })
-      const counter = undecodableCounter(informer.name)
+      const counter = Metric.withAttributes(decodeFailuresTotal, { informer: informer.name, kind: "WebApp" })
       const before = (yield* Metric.value(counter)).count
       const reconciled: Array<string> = []
+      const undecodable: Array<string> = []
       yield* KubeController.make({
         name: `webapps-${ns}`,
         for: WebApp,
         selection: { namespace: ns },
-        reconcile: (object) => Effect.sync(() => void reconciled.push(`${object.metadata.name}:${object.spec.image}`))
+        reconcile: (object) => Effect.sync(() => void reconciled.push(`${object.metadata.name}:${object.spec.image}`)),
+        onUndecodable: (object) => Effect.sync(() => void undecodable.push(object.metadata.name!))
       }).pipe(Effect.provideService(Cache.Cache, cache))
       yield* informer.synced.pipe(Effect.timeout("5 seconds"), Effect.orDie)
       assert.deepStrictEqual(informer.store.list().map((o) => o.metadata.name).sort(), ["one", "three"])
+      assert.strictEqual(informer.store.undecodable("two", ns)?.metadata.name, "two", "kept with its metadata")
       yield* eventually(
         Effect.flatMap(Metric.value(counter), (value) => check(() => assert.strictEqual(value.count - before, 1)))
       )
@@ -469,8 +473,10 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
       yield* app("five", { image: "five:1" })
       yield* eventually(check(() => assert.isDefined(informer.store.get("five", ns))))
       assert.isUndefined(informer.store.get("four", ns))
+      assert.include(informer.store.undecodable("four", ns)?.error.issue ?? "", "spec")
       assert.strictEqual((yield* Metric.value(counter)).count - before, 2)
       yield* eventually(check(() => assert.sameMembers(reconciled, ["one:one:1", "three:three:1", "five:five:1"])))
+      yield* eventually(check(() => assert.sameMembers(undecodable, ["two", "four"])))
     }))
 })
 

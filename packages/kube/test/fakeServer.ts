@@ -1,7 +1,10 @@
 /**
  * A minimal in-memory list/watch server for watcher and informer tests:
  * objects with resourceVersions, an event history with compaction (→ 410),
- * and faults (drop the open watches, fail the next request).
+ * faults (drop the open watches, fail the next request), and a reset (the
+ * server restarts over an empty store: resourceVersions start again at 1, a
+ * newer one is answered 504 "Too large resource version" by the check, and a
+ * watch from one stays silent, as on kube-apiserver).
  */
 import { Effect, PubSub, Stream } from "effect"
 import * as KubeError from "../src/KubeError.js"
@@ -34,11 +37,20 @@ export const makeFakeServer = Effect.gen(function*() {
   let rv = 0
   let compactedBefore = 0
   let failNext = false
-  const live = yield* PubSub.unbounded<Change | "drop">()
+  let epoch = 0
+  const live = yield* PubSub.unbounded<Change | "drop" | "break">()
   let watchesOpened = 0
 
   const gone = () => new KubeError.Gone({ status: { code: 410, reason: "Expired", message: "too old" } } as never)
   const serverError = () => new KubeError.ServerError({ status: { code: 500, message: "injected" } } as never)
+  const broken = () => new KubeError.Transport({ reason: "Response", cause: new Error("socket hang up") })
+  const tooLarge = (from: number) =>
+    KubeError.fromStatus({
+      code: 504,
+      reason: "Timeout",
+      message: `Too large resource version: ${from}, current: ${rv}`,
+      details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }] }
+    }, { code: 504 })
 
   const record = (type: Change["type"], object: Obj) =>
     PubSub.publish(live, { type, object, rv }).pipe(
@@ -54,7 +66,13 @@ export const makeFakeServer = Effect.gen(function*() {
       Effect.suspend(() => {
         const existed = objects.has(name)
         const object: Obj = {
-          metadata: { name, namespace: "ns", uid: `uid-${name}`, ...extra, resourceVersion: String(++rv) },
+          metadata: {
+            name,
+            namespace: "ns",
+            uid: epoch === 0 ? `uid-${name}` : `uid-${name}-${epoch}`,
+            ...extra,
+            resourceVersion: String(++rv)
+          },
           data
         }
         objects.set(name, object)
@@ -72,6 +90,17 @@ export const makeFakeServer = Effect.gen(function*() {
       compactedBefore = rv
     }),
     dropWatches: PubSub.publish(live, "drop"),
+    /** Restarts over an empty store: open watches break, resourceVersions start again, new objects get new uids. */
+    reset: Effect.andThen(
+      Effect.sync(() => {
+        objects.clear()
+        history.length = 0
+        rv = 0
+        compactedBefore = 0
+        epoch++
+      }),
+      PubSub.publish(live, "break")
+    ),
     failNextRequest: Effect.sync(() => {
       failNext = true
     }),
@@ -105,11 +134,18 @@ export const makeFakeServer = Effect.gen(function*() {
           const lastPast = past.length === 0 ? from : past[past.length - 1]!.rv
           const future = Stream.fromSubscription(subscription).pipe(
             Stream.takeWhile((c) => c !== "drop"),
+            Stream.mapEffect((c) => c === "break" ? Effect.fail(broken()) : Effect.succeed(c)),
             Stream.filter((c) => c.rv > lastPast),
             Stream.map(toEvent)
           )
           return typed(Stream.concat(Stream.fromIterable(past.map(toEvent)), future))
-        }))
+        })),
+      checkResourceVersion: (resourceVersion) =>
+        Effect.suspend(() => {
+          const from = Number(resourceVersion)
+          // "not older than": an old resourceVersion is fine (served at the current one), a newer one is not
+          return from > rv ? Effect.fail(tooLarge(from)) : Effect.void
+        })
     } satisfies Watcher.ListWatch<Obj>
   }
   return server

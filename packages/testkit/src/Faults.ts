@@ -14,6 +14,15 @@
  * - `expireNext`: the next list answers 410 Expired; the next watch sends an
  *   `ERROR` event with a 410 Status and ends.
  * - `garbleWatches`: write a line that is not JSON on every open HTTP watch.
+ * - `stallWatches`: hold the open watches (events, bookmarks, their end) for
+ *   a duration with the connection open, then deliver what was held, in
+ *   order — a proxy that stops forwarding, a frozen network path.
+ * - `delayWatches`: deliver every event of matching watches (open now or
+ *   later) late by a duration, in order, until the rule is removed — a cache
+ *   that lags the server.
+ *
+ * Stalls and delays run on Effect's `Clock` in-process (`TestClock` drives
+ * them, deterministically) and on the wall clock over HTTP.
  * - `compactNow`: forget the watch history.
  *
  * Probabilistic rules draw from a PRNG seeded by `TestCluster` (`seed`
@@ -79,6 +88,40 @@ export interface LatencyRule extends Match {
 }
 
 /**
+ * Which watches a stall or a delay applies to; every given field must match.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WatchMatch {
+  /** Plural resource names, optionally with the group: `configmaps`, `deployments.apps`. */
+  readonly resources?: ReadonlyArray<string> | undefined
+  readonly namespaces?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * A stall of the open watches.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StallRule extends WatchMatch {
+  /** How long nothing is delivered (the connection stays open). */
+  readonly duration: Duration.Input
+}
+
+/**
+ * A rule delaying watch events.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WatchDelayRule extends WatchMatch {
+  /** How late each event arrives. */
+  readonly delay: Duration.Input
+}
+
+/**
  * Identifies a rule, to remove it.
  *
  * @since 0.1.0
@@ -114,6 +157,18 @@ export declare namespace Faults {
     readonly expireNext: (verb: "list" | "watch", count?: number) => Effect.Effect<void>
     /** Writes a line that is not JSON on every open HTTP watch; returns how many got one. */
     readonly garbleWatches: Effect.Effect<number>
+    /**
+     * Holds the matching open watches for `duration` with their connections
+     * open: nothing is delivered (events, bookmarks, the end of the watch),
+     * then what was held arrives in order. Returns how many were stalled.
+     */
+    readonly stallWatches: (rule: StallRule) => Effect.Effect<number>
+    /**
+     * Delivers every event of the matching watches — open now or opened later —
+     * `delay` after the cluster produced it, in order, until the rule is
+     * removed (events already held keep their time).
+     */
+    readonly delayWatches: (rule: WatchDelayRule) => Effect.Effect<RuleId>
     /** Forgets the watch history now. */
     readonly compactNow: Effect.Effect<void>
     /** Restarts the random draws from `seed`. */
@@ -139,6 +194,8 @@ export const make: Effect.Effect<Faults.Service, never, TestCluster> = Effect.ma
     dropNextWatches: (count = 1) => Effect.sync(() => faults.dropNextWatches(count)),
     expireNext: (verb, count = 1) => Effect.sync(() => faults.expireNext(verb, count)),
     garbleWatches: Effect.sync(() => faults.garbleAll()),
+    stallWatches: (rule) => Effect.sync(() => faults.stallWatches(rule, Duration.toMillis(rule.duration))),
+    delayWatches: (rule) => Effect.sync(() => faults.delayWatches(rule, Duration.toMillis(rule.delay))),
     compactNow: Effect.sync(() => coreOf(cluster).compact()),
     reseed: (seed) => Effect.sync(() => faults.reseed(seed)),
     reset: Effect.sync(() => faults.reset())

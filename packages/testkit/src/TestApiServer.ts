@@ -7,7 +7,9 @@
  * (a token generated per start) and a kubeconfig file written once the server
  * listens. It serves HTTPS with a self-signed certificate generated per start
  * (its PEM is the kubeconfig's CA): client-go, hence kubectl, sends bearer
- * tokens only over TLS.
+ * tokens only over TLS. With `stateDir`, the certificate, its key, the token
+ * and the port are kept across restarts, so clients reconnect to a restarted
+ * server with the same kubeconfig.
  *
  * @since 0.1.0
  */
@@ -43,9 +45,9 @@ export declare namespace TestApiServer {
     /** `https://127.0.0.1:<port>` */
     readonly url: string
     readonly port: number
-    /** The bearer token clients must send (generated per start; never logged). */
+    /** The bearer token clients must send (generated per start unless given or kept in `stateDir`; never logged). */
     readonly token: string
-    /** The PEM of the self-signed serving certificate (also in the kubeconfig as the CA). */
+    /** The PEM of the serving certificate (also in the kubeconfig as the CA); self-signed unless given. */
     readonly certificateAuthority: string
     /** Where the kubeconfig was written. */
     readonly kubeconfigPath: string
@@ -67,20 +69,44 @@ export interface Options {
   readonly port?: number | undefined
   /** Where to write the kubeconfig; default a new temporary directory (removed on close). */
   readonly kubeconfigPath?: string | undefined
-  /** Called with one short line per request (method, path, status, duration). */
+  /** Called with one short line per request (method, path, status, duration), and for a port or certificate change. */
   readonly log?: ((line: string) => void) | undefined
-  /** How often watches with `allowWatchBookmarks` get a BOOKMARK (default 1 minute). */
+  /**
+   * How often watches with `allowWatchBookmarks` get a BOOKMARK (default 1 minute, kube-apiserver's period); one
+   * also comes 2 s before a watch's `timeoutSeconds`, and none older than the resourceVersion a watch started from.
+   */
   readonly bookmarkInterval?: Duration.Input | undefined
+  /**
+   * How long a list "not older than" a resourceVersion the server has not reached (unpaginated: kube-apiserver's
+   * watch cache), or a watch-list from one, waits for it before failing with 504 `Timeout`, cause
+   * `ResourceVersionTooLarge`, `Retry-After: 1` (default 3 s, kube-apiserver's). A paginated list fails at once;
+   * a plain watch from there starts and stays silent until the server gets there, as on kube-apiserver.
+   */
+  readonly resourceVersionWait?: Duration.Input | undefined
+  /**
+   * A directory keeping the serving certificate (`ca.crt`, the kubeconfig's CA), its key (`server.key`), the token
+   * (`token`) and the port (`port`) across restarts: created on first use (mode 0700, files 0600), reused after.
+   * Without `port`, the recorded port is taken again (a free one when it is in use). A partial or damaged state
+   * fails with `StateFailed` naming the file; an expired certificate is replaced.
+   */
+  readonly stateDir?: string | undefined
+  /** The serving certificate and its private key (PEM) to use instead of generated or stored ones. */
+  readonly tls?: { readonly cert: string; readonly key: string } | undefined
+  /** The bearer token to require instead of a generated or stored one (visible ASCII). */
+  readonly token?: string | undefined
 }
 
 /**
- * Starting the server failed (port in use, kubeconfig not writable).
+ * Starting the server failed: `ListenFailed` (port in use), `KubeconfigFailed`
+ * (not writable), `StateFailed` (the state directory is partial, damaged or not
+ * writable: the message names the file), `InvalidOptions` (a given `tls` or
+ * `token` is unusable).
  *
  * @since 0.1.0
  * @category errors
  */
 export class TestApiServerError extends Data.TaggedError("TestApiServerError")<{
-  readonly reason: "ListenFailed" | "KubeconfigFailed"
+  readonly reason: "ListenFailed" | "KubeconfigFailed" | "StateFailed" | "InvalidOptions"
   readonly cause: unknown
 }> {
   override get message(): string {

@@ -33,11 +33,14 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { ApiError } from "./ApiError.js"
+import * as persistence from "./internal/persistence.js"
 import * as internal from "./internal/testCluster.js"
 import type { KubeObject, ObjectList, WatchEvent } from "./KubeObject.js"
 import type { ResourceType } from "./ResourceType.js"
@@ -237,7 +240,10 @@ export interface WatchQuery {
   readonly allowWatchBookmarks?: boolean | undefined
   readonly sendInitialEvents?: boolean | undefined
   readonly timeoutSeconds?: number | undefined
-  /** How often a BOOKMARK is sent when `allowWatchBookmarks` (default 1 minute). */
+  /**
+   * How often a BOOKMARK is sent when `allowWatchBookmarks` (default 1 minute); one also comes 2 s before
+   * `timeoutSeconds`, and none older than the resourceVersion the watch started from (kube-apiserver).
+   */
   readonly bookmarkInterval?: Duration.Input | undefined
 }
 
@@ -282,3 +288,75 @@ export const layer: Layer.Layer<TestCluster> = Layer.effect(TestCluster, interna
  */
 export const layerWith = (options: Options): Layer.Layer<TestCluster> =>
   Layer.effect(TestCluster, internal.make(options))
+
+/**
+ * Options of {@link makeWithData}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DataOptions extends Options {
+  /**
+   * The directory of the on-disk store: created when missing (mode 0700), one SQLite database in it
+   * (`cluster.sqlite`, mode 0600). One cluster at a time may use it.
+   */
+  readonly dataDir: string
+}
+
+/**
+ * The data directory cannot be used, so the cluster does not start (nothing
+ * is discarded): `Locked` (another server has it open), `Corrupt` (a damaged
+ * or foreign file, or a stored object that no longer decodes), `Unavailable`
+ * (it cannot be created, opened or written), `Unsupported` (no `node:sqlite`
+ * in this Node, or a format written by a newer testkit). `path` is the file.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TestClusterStorageError extends Data.TaggedError("TestClusterStorageError")<{
+  readonly reason: "Locked" | "Corrupt" | "Unavailable" | "Unsupported"
+  readonly path: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `test cluster data ${this.path}: ${this.reason}: ${this.detail}`
+  }
+}
+
+/**
+ * A cluster kept on disk in `dataDir`: it starts with the objects, uids,
+ * resourceVersions, generations, managedFields, finalizers and deletion state
+ * stored there (CRD kinds are served again; the resourceVersion counter
+ * continues, never going back), or with the default namespaces when the
+ * directory is new. Every write is durable (fsync) before it is answered or
+ * seen by a watch. The watch history starts empty: a watch from an older
+ * resourceVersion gets 410 Expired. Work a crash cut short (a namespace still
+ * terminating, dependents of a deleted owner) is finished at start.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { TestCluster } from "@reconcile/testkit"
+ *
+ * const program = Effect.gen(function*() {
+ *   const cluster = yield* TestCluster.makeWithData({ dataDir: "/tmp/cluster" })
+ *   yield* cluster.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "default" } })
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeWithData: (
+  options: DataOptions
+) => Effect.Effect<TestCluster.Service, TestClusterStorageError, Scope.Scope> = (options) =>
+  persistence.makeWithData(options)
+
+/**
+ * {@link makeWithData} as a Layer: the database is closed when the Layer is released.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithData = (options: DataOptions): Layer.Layer<TestCluster, TestClusterStorageError> =>
+  Layer.effect(TestCluster, persistence.makeWithData(options))

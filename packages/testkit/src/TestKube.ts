@@ -58,7 +58,10 @@ export interface Options {
   readonly retry?: Kube.RetryOptions | undefined
   /** Timeout of one request attempt, on Effect's Clock (default 30 s, as over HTTP). */
   readonly timeout?: Duration.Input | undefined
-  /** How often watches with `allowWatchBookmarks` get a BOOKMARK (default 1 minute, as `TestApiServer`). */
+  /**
+   * How often watches with `allowWatchBookmarks` get a BOOKMARK (default 1 minute, as `TestApiServer`); one also
+   * comes 2 s before `timeoutSeconds`, and none older than the resourceVersion the watch started from.
+   */
   readonly bookmarkInterval?: Duration.Input | undefined
 }
 

@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as KubeClient from "@reconcile/kube/KubeClient"
+import * as Resource from "@reconcile/kube/Resource"
 import { Effect, Fiber, Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { Faults, TestApiServer, TestCluster } from "../src/index.js"
+import { Faults, TestApiServer, TestCluster, TestKube } from "../src/index.js"
 import { request, watchLines } from "./support/drivers.js"
 import { cm, cmList } from "./support/fixtures.js"
 
@@ -158,5 +160,172 @@ describe("Faults (HTTP)", () => {
       const apps = JSON.parse((yield* get("/apis/apps/v1")).body)
       assert.deepStrictEqual(apps.resources.map((r: any) => r.name), ["deployments", "deployments/status"])
       assert.strictEqual((yield* get("/apis/nope/v1")).status, 404)
+    }).pipe(Effect.provide(Http)))
+})
+
+describe("Faults: stalled and delayed watches (in-process, TestClock)", () => {
+  const settle = TestKube.settle
+  const Env = Layer.provideMerge(Faults.layer, TestKube.layerWithCluster({ bookmarkInterval: "1 second" }))
+
+  /** Collects a KubeClient watch of ConfigMaps (names with event types), from now on. */
+  const watchConfigMaps = (options: Omit<KubeClient.WatchOptions, "resourceVersion"> = {}) =>
+    Effect.gen(function*() {
+      const client = yield* KubeClient.KubeClient
+      const list = yield* client.list(Resource.ConfigMap, { namespace: "default" })
+      const seen: Array<string> = []
+      yield* client.watch(Resource.ConfigMap, {
+        namespace: "default",
+        resourceVersion: list.resourceVersion,
+        ...options
+      })
+        .pipe(
+          Stream.runForEach((e) =>
+            Effect.sync(() =>
+              void seen.push(
+                e._tag === "Bookmark" ? "Bookmark" : "object" in e ? `${e._tag}:${e.object.metadata?.name}` : e._tag
+              )
+            )
+          ),
+          Effect.forkScoped
+        )
+      yield* settle
+      return seen
+    })
+
+  const create = (name: string) =>
+    Effect.flatMap(
+      KubeClient.KubeClient,
+      (client) => client.create(Resource.ConfigMap, { metadata: { name }, data: { v: "1" } })
+    )
+
+  it.effect("stallWatches: nothing arrives for the duration, the connection stays open, then the held events in order", () =>
+    Effect.gen(function*() {
+      const faults = yield* Faults.Faults
+      const seen = yield* watchConfigMaps()
+      yield* create("a")
+      yield* settle
+      assert.deepStrictEqual(seen, ["Added:a"])
+      assert.strictEqual(yield* faults.stallWatches({ duration: "5 seconds" }), 1)
+      yield* create("b")
+      yield* create("c")
+      yield* settle
+      yield* TestClock.adjust("4999 millis")
+      assert.deepStrictEqual(seen, ["Added:a"], "nothing during the stall")
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(seen, ["Added:a", "Added:b", "Added:c"])
+      yield* create("d")
+      yield* settle
+      assert.deepStrictEqual(seen, ["Added:a", "Added:b", "Added:c", "Added:d"], "the same watch goes on")
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("stallWatches holds bookmarks too (a silent connection), and only the matching watches", () =>
+    Effect.gen(function*() {
+      const faults = yield* Faults.Faults
+      const seen = yield* watchConfigMaps({ allowWatchBookmarks: true })
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(seen, ["Bookmark"])
+      assert.strictEqual(yield* faults.stallWatches({ duration: "10 seconds", resources: ["secrets"] }), 0)
+      assert.strictEqual(yield* faults.stallWatches({ duration: "10 seconds", resources: ["configmaps"] }), 1)
+      for (let i = 0; i < 9; i++) yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(seen, ["Bookmark"], "no byte for 10 s")
+      yield* TestClock.adjust("1 second")
+      assert.isAtLeast(seen.length, 10, "the held bookmarks arrive when the stall ends")
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("delayWatches: each event arrives `delay` after it happened, in order; removing the rule keeps the order", () =>
+    Effect.gen(function*() {
+      const faults = yield* Faults.Faults
+      const seen = yield* watchConfigMaps()
+      const rule = yield* faults.delayWatches({ delay: "2 seconds", resources: ["configmaps"] })
+      yield* create("a")
+      yield* settle
+      yield* TestClock.adjust("1 second")
+      yield* create("b")
+      yield* settle
+      assert.deepStrictEqual(seen, [])
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(seen, ["Added:a"], "a arrives 2 s after it happened")
+      yield* faults.removeRule(rule)
+      yield* create("c") // not delayed any more, but not before b
+      yield* settle
+      assert.deepStrictEqual(seen, ["Added:a"])
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(seen, ["Added:a", "Added:b", "Added:c"])
+      yield* create("d")
+      yield* settle
+      assert.deepStrictEqual(seen, ["Added:a", "Added:b", "Added:c", "Added:d"])
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("delayWatches applies to watches opened later, and to TestCluster's own watches", () =>
+    Effect.gen(function*() {
+      const faults = yield* Faults.Faults
+      const cluster = yield* TestCluster.TestCluster
+      yield* faults.delayWatches({ delay: "3 seconds", namespaces: ["default"] })
+      const seen = yield* watchConfigMaps()
+      const raw: Array<string> = []
+      const rv = yield* cluster.resourceVersion
+      yield* cluster.watch({ ...cmList("default"), resourceVersion: rv }).pipe(
+        Stream.runForEach((e) => Effect.sync(() => void raw.push(`${e.type}:${e.object.metadata.name}`))),
+        Effect.forkScoped
+      )
+      yield* settle
+      yield* create("a")
+      yield* settle
+      yield* TestClock.adjust("2999 millis")
+      assert.deepStrictEqual([seen, raw], [[], []])
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual([seen, raw], [["Added:a"], ["ADDED:a"]])
+    }).pipe(Effect.provide(Env)))
+})
+
+describe("Faults: stalled and delayed watches (HTTP, wall clock)", () => {
+  const Http = Layer.provideMerge(Faults.layer, TestApiServer.layerWithCluster())
+
+  /** Watches ConfigMaps over HTTPS and records when each line arrived (ms since `start`). */
+  const timedLines = (server: TestApiServer.TestApiServer.Service, rv: string, count: number, onOpen: () => void) =>
+    Effect.promise(() => {
+      const start = Date.now()
+      return watchLines(server, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${rv}`, count, onOpen)
+        .then((result) => ({ ...result, elapsed: Date.now() - start }))
+    })
+
+  const post = (server: TestApiServer.TestApiServer.Service, name: string) =>
+    request(server, "POST", "/api/v1/namespaces/default/configmaps", {
+      body: JSON.stringify(cm(name)),
+      contentType: "application/json"
+    })
+
+  it.live("stallWatches over HTTP: the connection stays open and silent for the duration, then the held lines", () =>
+    Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      const faults = yield* Faults.Faults
+      const rv = yield* server.cluster.resourceVersion
+      const result = yield* timedLines(server, rv, 2, () => {
+        void (async () => {
+          assert.strictEqual(Effect.runSync(faults.stallWatches({ duration: "400 millis" })), 1)
+          await post(server, "a")
+          await post(server, "b")
+        })()
+      })
+      assert.strictEqual(result.ended, "count")
+      assert.deepStrictEqual(result.lines.map((l) => JSON.parse(l).object.metadata.name), ["a", "b"])
+      assert.isAtLeast(result.elapsed, 380, "nothing before the stall ended")
+    }).pipe(Effect.provide(Http)))
+
+  it.live("delayWatches over HTTP: lines arrive late by the delay, in order", () =>
+    Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      const faults = yield* Faults.Faults
+      const rv = yield* server.cluster.resourceVersion
+      const rule = yield* faults.delayWatches({ delay: "300 millis", resources: ["configmaps"] })
+      const result = yield* timedLines(server, rv, 2, () => {
+        void (async () => {
+          await post(server, "a")
+          await post(server, "b")
+        })()
+      })
+      yield* faults.removeRule(rule)
+      assert.deepStrictEqual(result.lines.map((l) => JSON.parse(l).object.metadata.name), ["a", "b"])
+      assert.isAtLeast(result.elapsed, 280)
     }).pipe(Effect.provide(Http)))
 })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Result, Stream } from "effect"
+import { Clock, Effect, Fiber, Result, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { LabelSelector, TestCluster } from "../src/index.js"
 import type { KubeObject } from "../src/KubeObject.js"
@@ -19,22 +19,99 @@ describe("TestCluster (in-process, TestClock)", () => {
       assert.strictEqual(deleting.object.metadata.deletionTimestamp, "2030-01-02T04:04:05Z")
     }))
 
-  it.effect("a watch ends after timeoutSeconds and sends bookmarks when allowed", () =>
+  it.effect(
+    "a watch ends after timeoutSeconds and sends bookmarks when allowed: every bookmarkInterval and 2 s before the " +
+      "timeout (kube-apiserver)",
+    () =>
+      Effect.gen(function*() {
+        const cluster = yield* TestCluster.make()
+        const rv = yield* cluster.resourceVersion
+        const at: Array<string> = []
+        const fiber = yield* Effect.forkChild(Stream.runCollect(
+          cluster.watch({
+            ...cmList(),
+            resourceVersion: rv,
+            timeoutSeconds: 25,
+            allowWatchBookmarks: true,
+            bookmarkInterval: "10 seconds"
+          }).pipe(Stream.tap((e) => Effect.map(Clock.currentTimeMillis, (now) => void at.push(`${e.type}@${now}`))))
+        ))
+        yield* TestClock.adjust("25 seconds")
+        const events = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(at, ["BOOKMARK@10000", "BOOKMARK@20000", "BOOKMARK@23000"])
+        assert.strictEqual(events[0]!.object.metadata.resourceVersion, rv)
+      })
+  )
+
+  it.effect("a watch from a resourceVersion the server has not reached starts and stays silent (no older bookmark)", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.make()
-      const rv = yield* cluster.resourceVersion
+      const ahead = String(Number(yield* cluster.resourceVersion) + 2)
       const fiber = yield* Effect.forkChild(Stream.runCollect(cluster.watch({
         ...cmList(),
-        resourceVersion: rv,
+        resourceVersion: ahead,
         timeoutSeconds: 25,
         allowWatchBookmarks: true,
-        bookmarkInterval: "10 seconds"
+        bookmarkInterval: "5 seconds"
       })))
-      yield* TestClock.adjust("25 seconds")
+      yield* TestClock.adjust("6 seconds")
+      yield* cluster.create(cm("a") as KubeObject) // ahead - 1: not delivered
+      yield* TestClock.adjust("5 seconds") // no bookmark at 10 s: the server is still behind
+      yield* cluster.create(cm("b") as KubeObject) // ahead: not delivered either (a watch gets what comes after)
+      yield* cluster.create(cm("c") as KubeObject) // ahead + 1: delivered
+      yield* TestClock.adjust("14 seconds")
       const events = yield* Fiber.join(fiber)
-      assert.deepStrictEqual(events.map((e) => e.type), ["BOOKMARK", "BOOKMARK"])
-      assert.strictEqual(events[0]!.object.metadata.resourceVersion, rv)
+      const next = String(Number(ahead) + 1)
+      assert.deepStrictEqual(
+        events.map((e) => `${e.type}:${e.object.metadata.name ?? ""}@${e.object.metadata.resourceVersion}`),
+        [`ADDED:c@${next}`, `BOOKMARK:@${next}`, `BOOKMARK:@${next}`, `BOOKMARK:@${next}`]
+      )
     }))
+
+  it.effect(
+    "a list or watch-list from a resourceVersion not reached waits 3 s for it, then 504 Too large resource version",
+    () =>
+      Effect.gen(function*() {
+        const cluster = yield* TestCluster.make()
+        const current = Number(yield* cluster.resourceVersion)
+        const ahead = String(current + 1)
+        // a write within the wait: served
+        const waiting = yield* Effect.forkChild(cluster.list({ ...cmList(), resourceVersion: ahead }))
+        yield* TestClock.adjust("1 second")
+        yield* cluster.create(cm("a") as KubeObject)
+        yield* TestClock.adjust("100 millis")
+        const page = yield* Fiber.join(waiting)
+        assert.strictEqual(page.metadata.resourceVersion, ahead)
+        // nothing within the wait: 504 with cause ResourceVersionTooLarge and retryAfterSeconds 1
+        const further = String(current + 5)
+        const failing = yield* Effect.forkChild(Effect.flip(cluster.list({ ...cmList(), resourceVersion: further })))
+        yield* TestClock.adjust("2999 millis")
+        assert.isUndefined(failing.pollUnsafe(), "still waiting before 3 s")
+        yield* TestClock.adjust("1 millis")
+        const error = yield* Fiber.join(failing)
+        assert.strictEqual(error.status.code, 504)
+        assert.strictEqual(error.status.reason, "Timeout")
+        assert.strictEqual(error.status.message, `Too large resource version: ${further}, current: ${ahead}`)
+        assert.deepStrictEqual(error.status.details, {
+          causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+          retryAfterSeconds: 1
+        })
+        // a paginated list is served by etcd on kube-apiserver: at once
+        const paged = yield* Effect.flip(cluster.list({ ...cmList(), resourceVersion: further, limit: 1 }))
+        assert.strictEqual(paged.status.code, 504)
+        // a watch-list gets the same answer as an ERROR event
+        const watchList = yield* Effect.forkChild(Stream.runCollect(cluster.watch({
+          ...cmList(),
+          resourceVersion: further,
+          sendInitialEvents: true,
+          allowWatchBookmarks: true
+        })))
+        yield* TestClock.adjust("3 seconds")
+        const [event] = yield* Fiber.join(watchList)
+        assert.strictEqual(event?.type, "ERROR")
+        assert.strictEqual((event?.object as unknown as { code: number }).code, 504)
+      })
+  )
 
   it.effect("sendInitialEvents ends the initial ADDED events with an initial-events-end bookmark", () =>
     Effect.gen(function*() {

@@ -30,6 +30,7 @@ export const watch = <A, E1, R1, E2 = never, R2 = never>(
 ): Controller.Watch<E1 | E2, R1 | R2> => ({
   name: source.name,
   synced: source.synced,
+  health: source.health,
   run: (enqueue) => {
     const events = predicates.length === 0
       ? source.events
@@ -45,6 +46,7 @@ class ReconcileTimeout {
 const defaults = {
   maxConcurrentReconciles: 1,
   cacheSyncTimeout: Duration.minutes(2),
+  sourceDisconnectLimit: Duration.seconds(60),
   gracefulShutdownTimeout: Duration.seconds(30)
 }
 
@@ -59,6 +61,9 @@ export const make = <E, R, RW>(
     const cacheSyncTimeout = Duration.fromInputUnsafe(options.cacheSyncTimeout ?? defaults.cacheSyncTimeout)
     const gracefulShutdownTimeout = Duration.fromInputUnsafe(
       options.gracefulShutdownTimeout ?? defaults.gracefulShutdownTimeout
+    )
+    const disconnectLimit = Duration.toMillis(
+      Duration.fromInputUnsafe(options.sourceDisconnectLimit ?? defaults.sourceDisconnectLimit)
     )
     const reconcileTimeout = options.reconcileTimeout === undefined
       ? undefined
@@ -289,10 +294,21 @@ export const make = <E, R, RW>(
       Effect.forkIn(sourcesScope)
     )
 
+    const synced = Effect.sync(() => config.watches.every((w) => syncedSources.has(w.name)))
+    /** Sources disconnected for longer than the limit (a disconnection of exactly the limit is still tolerated). */
+    const disconnected = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.filter(config.watches, (w) =>
+        w.health === undefined
+          ? Effect.succeed(false)
+          : Effect.map(w.health, (health) => health._tag === "Disconnected" && now - health.since > disconnectLimit)))
     const controller: Controller.Controller<E> = {
       name,
       queue,
-      synced: Effect.sync(() => config.watches.every((w) => syncedSources.has(w.name))),
+      synced,
+      ready: Effect.flatMap(synced, (ok) =>
+        ok
+          ? Effect.map(disconnected, (ws) => ws.length === 0)
+          : Effect.succeed(false)),
       started: Effect.sync(() => started),
       await: Deferred.await(failure)
     }
@@ -305,6 +321,6 @@ export const register = <E, R, RW>(config: Controller.Config<E, R, RW>) =>
     const controller = yield* make(config)
     const manager = yield* Effect.serviceOption(Manager)
     if (Option.isSome(manager)) {
-      yield* manager.value.register({ name: controller.name, ready: controller.synced, await: controller.await })
+      yield* manager.value.register({ name: controller.name, ready: controller.ready, await: controller.await })
     }
   })

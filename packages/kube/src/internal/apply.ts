@@ -5,6 +5,7 @@ import * as Result from "effect/Result"
 import * as Apply from "../Apply.js"
 import * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
+import * as OwnerReference from "../OwnerReference.js"
 import type * as Resource from "../Resource.js"
 import { equal, isRecord, mergePatch } from "./semantic.js"
 
@@ -22,15 +23,16 @@ const missingName = (resource: Resource.Resource<any>, what: string): KubeError.
   })
 
 /** @internal */
-export const apply = <A extends HasMetadata>(
+export const apply = <A extends HasMetadata, O extends Apply.ApplyOptions>(
   resource: Resource.Resource<A>,
   object: A,
-  options: Apply.ApplyOptions
-): Effect.Effect<A, KubeError.KubeError, KubeClient.KubeClient> =>
+  options: O
+): Effect.Effect<A, KubeError.KubeError | Apply.OwnerError<O>, KubeClient.KubeClient> =>
   Effect.gen(function*() {
     const name = object.metadata?.name
     if (name === undefined || name === "") return yield* missingName(resource, "server-side apply")
-    const encoded = yield* resource.encode(object)
+    const owned = yield* withOwner<A, O>(object, options.owner)
+    const encoded = yield* resource.encode(owned)
     const body: Json = isRecord(encoded) ? { ...encoded } : {}
     const metadata: Json = isRecord(body.metadata) ? { ...body.metadata } : {}
     delete metadata.managedFields
@@ -45,6 +47,18 @@ export const apply = <A extends HasMetadata>(
       dryRun: options.dryRun
     })
   })
+
+/** The object with a controller reference to `owner` (its uid), when there is one. */
+const withOwner = <A extends HasMetadata, O>(
+  object: A,
+  owner: OwnerReference.Owner | undefined
+): Effect.Effect<A, Apply.OwnerError<O>> =>
+  owner === undefined
+    ? Effect.succeed(object)
+    : Effect.fromResult(OwnerReference.setControllerReference(owner, object)) as Effect.Effect<
+      A,
+      Apply.OwnerError<O>
+    >
 
 type Run<A, M> = Effect.Effect<A, Apply.MutateError<M>, Apply.MutateContext<M>>
 
@@ -83,14 +97,14 @@ const splitStatus = (u: unknown): { readonly rest: Json; readonly status: unknow
 type Write = "update" | "patch"
 
 const createOr = (write: Write) =>
-<A extends HasMetadata, M extends Apply.Mutated<A>>(
+<A extends HasMetadata, M extends Apply.Mutated<A>, O extends Apply.Options = {}>(
   resource: Resource.Resource<A>,
   object: A,
   mutate: (current: A) => M,
-  options?: Apply.Options
+  options?: O
 ): Effect.Effect<
   Apply.Result<A>,
-  KubeError.KubeError | Apply.MutatedKey | Apply.MutateError<M>,
+  KubeError.KubeError | Apply.MutatedKey | Apply.MutateError<M> | Apply.OwnerError<O>,
   KubeClient.KubeClient | Apply.MutateContext<M>
 > =>
   Effect.gen(function*() {
@@ -101,12 +115,18 @@ const createOr = (write: Write) =>
     const namespace = object.metadata?.namespace ?? options?.namespace
     const existing = yield* KubeClient.get(resource, name, { namespace }).pipe(KubeError.ignoreNotFound)
     if (Option.isNone(existing)) {
-      const desired = yield* mutated(mutate, object, namespace)
+      const desired = yield* Effect.flatMap(
+        mutated(mutate, object, namespace),
+        (d) => withOwner<A, O>(d, options?.owner)
+      )
       const created = yield* KubeClient.create(resource, desired, { namespace, fieldManager: options?.fieldManager })
       return { operation: "created", object: created } as const
     }
     const current = existing.value
-    const desired = yield* mutated(mutate, current, namespace)
+    const desired = yield* Effect.flatMap(
+      mutated(mutate, current, namespace),
+      (d) => withOwner<A, O>(d, options?.owner)
+    )
     const before = splitStatus(yield* resource.encode(current))
     const after = splitStatus(yield* resource.encode(desired))
     if (write === "update") {

@@ -39,6 +39,11 @@ export const listWatch = <A extends HasMetadata>(
     name: parts.join(" "),
     list: (options) => client.list(resource, { ...select, limit: options.limit, continue: options.continue }),
     watch: (options) => client.watch(resource, { ...select, ...options }),
+    // one item "not older than" the resourceVersion: a reset server answers 504 "Too large resource version"
+    checkResourceVersion: (resourceVersion) =>
+      Effect.asVoid(
+        client.list(resource, { ...select, limit: 1, resourceVersion, resourceVersionMatch: "NotOlderThan" })
+      ),
     resourceVersion: (object) => object.metadata?.resourceVersion
   }
 }
@@ -126,7 +131,10 @@ export const make = (
           }
           return Effect.flatMap(informer.synced, () => {
             const object = informer.store.get(name, getOptions?.namespace)
-            return object === undefined ? Effect.fail(notFound(resource, name)) : Effect.succeed(object)
+            if (object !== undefined) return Effect.succeed(object)
+            // an object that exists but does not decode is no NotFound: its Decode error carries its metadata
+            const undecodable = informer.store.undecodable(name, getOptions?.namespace)
+            return Effect.fail(undecodable === undefined ? notFound(resource, name) : undecodable.error)
           })
         }),
       list: (resource, listOptions) =>

@@ -63,3 +63,67 @@ export const describeTransport = (error: KubeError.Transport): string => {
 /** @internal */
 export const describeDecode = (error: KubeError.Decode): string =>
   `${where(error.request)}cannot decode${error.kind !== undefined ? ` ${error.kind}` : ""}: ${redact(error.issue)}`
+
+/**
+ * Whether a request writes: anything but a read (`GET`, `HEAD`). An error
+ * without request information counts as a write.
+ *
+ * @internal
+ */
+export const isWrite = (request: KubeError.RequestInfo | undefined): boolean =>
+  request === undefined || (request.method !== "GET" && request.method !== "HEAD")
+
+/**
+ * What the server said, for a user: the Status message (redacted), followed by
+ * the field causes it does not already name. Falls back to the error's own
+ * message when the server sent none.
+ *
+ * @internal
+ */
+export const serverMessage = (error: KubeError.KubeError): string => {
+  if (!("status" in error)) return error.message
+  const text = error.status.message !== undefined && error.status.message !== "" ? redact(error.status.message) : ""
+  const causes = "causes" in error ? error.causes : (error.status.details?.causes ?? [])
+  const missing = causes
+    .map((c) =>
+      `${c.field !== undefined && c.field !== "" ? `${c.field}: ` : ""}${redact(c.message ?? c.reason ?? "")}`
+    )
+    .filter((c) => c !== "" && !text.includes(c))
+  if (text === "" && missing.length === 0) return error.message
+  return [text, ...missing].filter((s) => s !== "").join("; ")
+}
+
+/**
+ * Whether retrying the reconcile cannot help until the object (or what it
+ * depends on) changes: the verdict of `KubeError.toOutcome`.
+ *
+ * @internal
+ */
+export const isTerminal = (error: KubeError.KubeError): boolean => {
+  switch (error._tag) {
+    case "Invalid":
+    case "BadRequest":
+    case "MethodNotAllowed":
+    case "Encode":
+      return true
+    case "Decode":
+      // an object of a known kind that does not match its Schema stays so until it changes; an answer that is not
+      // JSON at all (a proxy's error page, a cut body) may be fine next time
+      return error.kind !== undefined
+    case "Forbidden":
+      return isWrite(error.request)
+    case "Conflict":
+      return error.causes.some((c) => c.reason === "FieldManagerConflict")
+    case "UnexpectedStatus":
+      return error.code >= 400 && error.code < 500
+    case "NotFound":
+    case "AlreadyExists":
+    case "Gone":
+    case "Unauthorized":
+    case "TooManyRequests":
+    case "ServerError":
+    case "Timeout":
+    case "Transport":
+      return false
+  }
+}

@@ -4,12 +4,16 @@ import * as Source from "@reconcile/core/Source"
 import type * as Arr from "effect/Array"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 import type * as Informer from "../Informer.js"
+import type * as KubeError from "../KubeError.js"
+import * as Undecodable from "../Undecodable.js"
 import type * as Watcher from "../Watcher.js"
 import * as Watch from "../Watcher.js"
 import { keyOf, MutableStore } from "./store.js"
+import * as internalUndecodable from "./undecodable.js"
 
 /** @internal */
 export const stripManagedFields = <A extends HasMetadata>(object: A): A => {
@@ -20,57 +24,124 @@ export const stripManagedFields = <A extends HasMetadata>(object: A): A => {
 }
 
 const rv = (object: HasMetadata) => object.metadata?.resourceVersion
+const uid = (object: HasMetadata) => object.metadata?.uid
 
-const isNonEmpty = <A>(as: Array<A>): as is Arr.NonEmptyArray<A> => as.length > 0
+type UndecodableEvent = Event.Event<Undecodable.Undecodable>
+
+/** A published batch: its number, the events of decoded objects, the events of undecodable ones. */
+type Batch<A> = readonly [number, ReadonlyArray<Event.Event<A>>, ReadonlyArray<UndecodableEvent>]
+
+/** Counts objects an informer received that did not decode (list items and watch events), by kind. @internal */
+export const decodeFailuresTotal = Metric.counter("informer_decode_failures_total", {
+  description: "Objects (list items and watch events) an informer received that did not decode, by kind"
+})
+
+/** The objects an informer holds that do not decode. @internal */
+export const undecodableObjects = Metric.gauge("informer_undecodable_objects", {
+  description: "Objects an informer holds that exist but do not decode"
+})
 
 /**
  * The reflector: applies watcher events to the store and returns the core
- * events they mean.
+ * events they mean — for decoded objects (`out`) and for objects that do not
+ * decode (`undecodable`). A key is decoded or undecodable, never both: when an
+ * object stops decoding its decoded copy goes (a `Delete` with
+ * `finalStateUnknown`, since the server still has it) and it becomes
+ * undecodable (a `Create`); when it decodes again, the reverse.
  *
  * @internal
  */
 export class Reflector<A extends HasMetadata> {
   readonly store = new MutableStore<A>()
   private buffer: Map<string, A> | undefined
+  private undecodableBuffer: Map<string, Undecodable.Undecodable> | undefined
   synced = false
 
   constructor(private readonly transform: (a: A) => A) {}
 
-  apply(event: Watcher.WatcherEvent<A>): ReadonlyArray<Event.Event<A>> {
+  apply(
+    event: Watcher.WatcherEvent<A>,
+    out: Array<Event.Event<A>>,
+    undecodable: Array<Event.Event<Undecodable.Undecodable>>
+  ): void {
     switch (event._tag) {
       case "Init":
         this.buffer = new Map()
-        return []
+        this.undecodableBuffer = new Map()
+        return
       case "InitApply": {
         const object = this.transform(event.object)
         this.buffer?.set(keyOf(object), object)
-        return []
+        return
       }
       case "InitDone": {
         const next = this.buffer ?? new Map<string, A>()
+        const nextUndecodable = this.undecodableBuffer ?? new Map<string, Undecodable.Undecodable>()
         this.buffer = undefined
-        const events: Array<Event.Event<A>> = []
+        this.undecodableBuffer = undefined
         const initial = !this.synced
         for (const [key, object] of next) {
           const old = this.store.getByKey(key)
-          if (old === undefined) events.push(Event.create(object, { initial }))
-          else if (rv(old) !== rv(object)) events.push(Event.update(old, object))
+          if (old === undefined) out.push(Event.create(object, { initial }))
+          // after a reset server's relist, another object (uid) may have the name and even the resourceVersion
+          else if (rv(old) !== rv(object) || uid(old) !== uid(object)) out.push(Event.update(old, object))
         }
         for (const key of this.store.keys()) {
-          if (!next.has(key)) events.push(Event.delete(this.store.getByKey(key)!, { finalStateUnknown: true }))
+          if (!next.has(key)) out.push(Event.delete(this.store.getByKey(key)!, { finalStateUnknown: true }))
         }
-        this.store.replace(next)
+        for (const [key, object] of nextUndecodable) {
+          const old = this.store.undecodableByKey(key)
+          if (old === undefined) undecodable.push(Event.create(object, { initial }))
+          else if (rv(old) !== rv(object) || uid(old) !== uid(object)) undecodable.push(Event.update(old, object))
+        }
+        for (const key of this.store.undecodableKeys()) {
+          if (!nextUndecodable.has(key)) {
+            undecodable.push(Event.delete(this.store.undecodableByKey(key)!, { finalStateUnknown: true }))
+          }
+        }
+        this.store.replace(next, nextUndecodable)
         this.synced = true
-        return events
+        return
       }
       case "Apply": {
         const object = this.transform(event.object)
+        const key = keyOf(object)
+        const was = this.store.removeUndecodable(key)
+        if (was !== undefined) undecodable.push(Event.delete(was))
         const old = this.store.upsert(object)
-        return [old === undefined ? Event.create(object) : Event.update(old, object)]
+        out.push(old === undefined ? Event.create(object) : Event.update(old, object))
+        return
       }
       case "Delete": {
+        const key = keyOf(event.object)
+        const was = this.store.removeUndecodable(key)
+        if (was !== undefined) undecodable.push(Event.delete(was))
         const old = this.store.remove(event.object)
-        return [Event.delete(old ?? this.transform(event.object))]
+        if (old !== undefined || was === undefined) out.push(Event.delete(old ?? this.transform(event.object)))
+        return
+      }
+      case "Undecodable": {
+        const object = internalUndecodable.fromDecode(event.error)
+        if (object === undefined) return
+        const key = keyOf(object)
+        if (event.event === "InitApply") {
+          this.undecodableBuffer?.set(key, object)
+          return
+        }
+        // the decoded copy no longer says what is on the server
+        const stale = this.store.getByKey(key)
+        if (stale !== undefined) {
+          this.store.remove(stale)
+          out.push(Event.delete(stale, { finalStateUnknown: true }))
+        }
+        if (event.event === "Delete") {
+          this.store.removeUndecodable(key)
+          undecodable.push(Event.delete(object))
+          return
+        }
+        const old = this.store.upsertUndecodable(object)
+        undecodable.push(old === undefined ? Event.create(object) : Event.update(old, object))
+        return
       }
     }
   }
@@ -87,49 +158,106 @@ export const make = <A extends HasMetadata>(
     // one synchronous step. A subscriber notes the number its snapshot of the store corresponds to
     // and skips older batches still in its queue: nothing is seen twice, nothing is missed.
     let published = 0
-    const pubsub = yield* PubSub.unbounded<readonly [number, Arr.NonEmptyReadonlyArray<Event.Event<A>>]>()
+    const pubsub = yield* PubSub.unbounded<Batch<A>>()
     const synced = yield* Deferred.make<void>()
-    yield* Watch.watch(listWatch, options.watcher).pipe(
+    const informerName = listWatch.name
+    /** Counts decode failures, logs each new undecodable version, and sets the gauge. */
+    const report = (failures: ReadonlyArray<KubeError.Decode>, events: ReadonlyArray<UndecodableEvent>) =>
+      Effect.gen(function*() {
+        for (const error of failures) {
+          yield* Metric.update(
+            Metric.withAttributes(decodeFailuresTotal, { informer: informerName, kind: error.kind ?? "unknown" }),
+            1
+          )
+        }
+        for (const e of events) {
+          if (e._tag !== "Create" && e._tag !== "Update") continue
+          yield* Effect.logWarning("an object does not decode; the cache keeps its latest metadata").pipe(
+            Effect.annotateLogs({
+              informer: informerName,
+              resourceVersion: e.object.metadata.resourceVersion ?? "",
+              detail: Undecodable.describe(e.object)
+            })
+          )
+        }
+        yield* Metric.update(
+          Metric.withAttributes(undecodableObjects, { informer: informerName }),
+          reflector.store.undecodableCount()
+        )
+      })
+    // the watch connection's health, for the sources' `health` (and the caller's own `onHealth`, if any)
+    let health: Source.Health = Source.connected
+    const onHealth = options.watcher?.onHealth
+    const watcherOptions: Watcher.Options = {
+      ...options.watcher,
+      onHealth: (h) =>
+        Effect.andThen(
+          Effect.sync(() => {
+            health = h
+          }),
+          onHealth === undefined ? Effect.void : onHealth(h)
+        )
+    }
+    const currentHealth = Effect.sync(() => health)
+    yield* Watch.watch(listWatch, watcherOptions).pipe(
       Stream.runForEachArray((chunk) =>
         Effect.suspend(() => {
           let initDone = false
           const batch: Array<Event.Event<A>> = []
+          const undecodable: Array<UndecodableEvent> = []
+          let failures: Array<KubeError.Decode> | undefined
           for (const event of chunk) {
-            const events = reflector.apply(event)
-            for (const e of events) batch.push(e)
+            reflector.apply(event, batch, undecodable)
             if (event._tag === "InitDone") initDone = true
+            else if (event._tag === "Undecodable") (failures ??= []).push(event.error)
           }
-          if (isNonEmpty(batch)) PubSub.publishUnsafe(pubsub, [++published, batch])
-          return initDone ? Deferred.succeed(synced, undefined) : Effect.void
+          if (batch.length > 0 || undecodable.length > 0) {
+            PubSub.publishUnsafe(pubsub, [++published, batch, undecodable])
+          }
+          const done = initDone ? Deferred.succeed(synced, undefined) : Effect.void
+          return failures === undefined && undecodable.length === 0
+            ? done
+            : Effect.andThen(report(failures ?? [], undecodable), done)
         })
       ),
       Effect.forkScoped
     )
-    // A batch stays one chunk for subscribers (`flattenArray`).
-    const events: Stream.Stream<Event.Event<A>> = Stream.unwrap(
-      Effect.flatMap(PubSub.subscribe(pubsub), (subscription) =>
-        Effect.sync(() => {
-          const seen = published
-          const existing = reflector.synced
-            ? reflector.store.list().map((object) => Event.create(object, { initial: true }))
-            : []
-          return Stream.concat(
-            Stream.fromIterable(existing),
-            Stream.fromSubscription(subscription).pipe(
-              Stream.filter(([n]) => n > seen),
-              Stream.map(([, batch]) => batch),
-              Stream.flattenArray
+    /** Stored objects as initial creates, then the live events `pick` takes from each batch (one chunk per batch). */
+    const subscribe = <B>(
+      existing: () => ReadonlyArray<B>,
+      pick: (batch: Batch<A>) => ReadonlyArray<Event.Event<B>>
+    ): Stream.Stream<Event.Event<B>> =>
+      Stream.unwrap(
+        Effect.flatMap(PubSub.subscribe(pubsub), (subscription) =>
+          Effect.sync(() => {
+            const seen = published
+            const initial = reflector.synced ? existing().map((object) => Event.create(object, { initial: true })) : []
+            return Stream.concat(
+              Stream.fromIterable(initial),
+              Stream.fromSubscription(subscription).pipe(
+                Stream.filter((batch) => batch[0] > seen && pick(batch).length > 0),
+                Stream.map((batch) => pick(batch) as Arr.NonEmptyReadonlyArray<Event.Event<B>>),
+                Stream.flattenArray
+              )
             )
-          )
-        }))
-    )
+          }))
+      )
+    const events = subscribe(() => reflector.store.list(), (batch) => batch[1])
+    const undecodableEvents = subscribe(() => reflector.store.listUndecodable(), (batch) => batch[2])
     const informer: Informer.Informer<A> = {
       name: listWatch.name,
       store: reflector.store,
       synced: Deferred.await(synced),
       hasSynced: Deferred.isDone(synced),
       events,
-      source: Source.make({ name: listWatch.name, events, synced: Deferred.await(synced) })
+      health: currentHealth,
+      source: Source.make({ name: listWatch.name, events, synced: Deferred.await(synced), health: currentHealth }),
+      undecodable: Source.make({
+        name: `${listWatch.name} (undecodable)`,
+        events: undecodableEvents,
+        synced: Deferred.await(synced),
+        health: currentHealth
+      })
     }
     return informer
   })

@@ -55,7 +55,7 @@ export const parseWatchLine = <A extends ObjectMeta.HasMetadata>(
     case "DELETED": {
       const _tag = eventTags[event.type]
       return Effect.match(resource.decode(event.object), {
-        onFailure: (error): KubeClient.WatchEvent<A> => ({ _tag: "Undecodable", error }),
+        onFailure: (error): KubeClient.WatchEvent<A> => ({ _tag: "Undecodable", error, type: _tag }),
         onSuccess: (object): KubeClient.WatchEvent<A> => ({ _tag, object })
       })
     }

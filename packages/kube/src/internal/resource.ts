@@ -7,6 +7,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as KubeError from "../KubeError.js"
 import type * as Resource from "../Resource.js"
 import * as openapi from "./openapi.js"
+import { metadataOf } from "./undecodable.js"
 
 /** @internal */
 export const TypeId: Resource.TypeId = Symbol.for("@reconcile/kube/Resource") as Resource.TypeId
@@ -64,14 +65,37 @@ const pathBuilder = (d: Descriptor) => {
 
 const apiVersionOf = (d: Descriptor) => d.group === "" ? d.version : `${d.group}/${d.version}`
 
+/** A decode failure of `u`, with the object's metadata when it has a readable one (see `Undecodable`). */
+const decodeError = (d: Descriptor, apiVersion: string, u: unknown, issue: string): KubeError.Decode => {
+  const sensitive = d.sensitive === true
+  const metadata = metadataOf(u, sensitive)
+  return new KubeError.Decode({
+    kind: d.kind,
+    ...(metadata === undefined ? {} : { apiVersion, metadata }),
+    raw: rawText(u, sensitive, d.kind),
+    issue
+  })
+}
+
+/** A decoder given by the user: its failures get the object's metadata too. */
+const withMetadata =
+  <A>(d: Descriptor, apiVersion: string, decode: (u: unknown) => Effect.Effect<A, KubeError.Decode>) =>
+  (u: unknown): Effect.Effect<A, KubeError.Decode> =>
+    Effect.mapError(decode(u), (e) => {
+      if (e.metadata !== undefined) return e
+      const metadata = metadataOf(u, d.sensitive === true)
+      return metadata === undefined
+        ? e
+        : new KubeError.Decode({ ...e, apiVersion: e.apiVersion ?? apiVersion, metadata })
+    })
+
 /**
  * The structural checks every object gets: a JSON object, of this kind and
  * apiVersion when it says so, with an object `metadata`. Missing
  * `apiVersion`/`kind` (list items) are filled in, in place.
  */
 const checkObject = (d: Descriptor, apiVersion: string) => (u: unknown): Result.Result<Json, KubeError.Decode> => {
-  const fail = (issue: string) =>
-    Result.fail(new KubeError.Decode({ kind: d.kind, raw: rawText(u, d.sensitive === true, d.kind), issue }))
+  const fail = (issue: string) => Result.fail(decodeError(d, apiVersion, u, issue))
   if (!isRecord(u)) return fail(`expected a JSON object, got ${Array.isArray(u) ? "an array" : typeof u}`)
   if (u.kind !== undefined && u.kind !== d.kind) return fail(`expected kind ${d.kind}, got ${String(u.kind)}`)
   if (u.apiVersion !== undefined && u.apiVersion !== apiVersion) {
@@ -105,7 +129,9 @@ export const make = <A extends ObjectMeta.HasMetadata>(
   const check = checkObject(options, apiVersionOf(options))
   return {
     ...base(options),
-    decode: options.decode ?? ((u) => Effect.fromResult(check(u) as Result.Result<A, KubeError.Decode>)),
+    decode: options.decode === undefined
+      ? (u) => Effect.fromResult(check(u) as Result.Result<A, KubeError.Decode>)
+      : withMetadata(options, apiVersionOf(options), options.decode),
     encode: options.encode ?? Effect.succeed
   }
 }
@@ -137,13 +163,7 @@ export const custom = <Spec, SpecEncoded, Status = never, StatusEncoded = never>
   const decodeResult = (u: unknown): Result.Result<Resource.CustomObject<Spec, Status>, KubeError.Decode> =>
     Result.flatMap(check(u), (obj) => {
       const fail = (field: string, error: Schema.SchemaError) =>
-        Result.fail(
-          new KubeError.Decode({
-            kind: d.kind,
-            raw: rawText(u, false, d.kind),
-            issue: `${objectName(obj)}: ${field}: ${formatIssue(error)}`
-          })
-        )
+        Result.fail(decodeError(d, apiVersion, u, `${objectName(obj)}: ${field}: ${formatIssue(error)}`))
       const spec = decodeSpec(obj.spec)
       if (Result.isFailure(spec)) return fail("spec", spec.failure)
       const { status: rawStatus, ...rest } = obj

@@ -1,5 +1,6 @@
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type * as Store from "../Store.js"
+import type * as Undecodable from "../Undecodable.js"
 
 /** @internal */
 export const keyOf = (object: HasMetadata): string => {
@@ -19,6 +20,8 @@ const ownerUidIndex = (object: HasMetadata): ReadonlyArray<string> =>
  */
 export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A> {
   private objects = new Map<string, A>()
+  /** Objects that do not decode, by key: never also in `objects`. */
+  private undecodables = new Map<string, Undecodable.Undecodable>()
   private readonly indexers = new Map<string, Store.IndexFunction<A>>()
   private readonly indexes = new Map<string, Map<string, Set<string>>>()
 
@@ -62,6 +65,32 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
 
   readonly size = (): number => this.objects.size
 
+  readonly undecodable = (name: string, namespace?: string | undefined): Undecodable.Undecodable | undefined =>
+    this.undecodables.get(namespace === undefined || namespace === "" ? name : `${namespace}/${name}`)
+
+  readonly listUndecodable = (): ReadonlyArray<Undecodable.Undecodable> => [...this.undecodables.values()]
+
+  readonly undecodableByKey = (key: string): Undecodable.Undecodable | undefined => this.undecodables.get(key)
+
+  readonly undecodableKeys = (): IterableIterator<string> => this.undecodables.keys()
+
+  readonly undecodableCount = (): number => this.undecodables.size
+
+  /** Records an object that does not decode; returns the previous undecodable entry of its key. */
+  upsertUndecodable(object: Undecodable.Undecodable): Undecodable.Undecodable | undefined {
+    const key = keyOf(object)
+    const old = this.undecodables.get(key)
+    this.undecodables.set(key, object)
+    return old
+  }
+
+  /** Forgets the undecodable entry of `key`; returns it. */
+  removeUndecodable(key: string): Undecodable.Undecodable | undefined {
+    const old = this.undecodables.get(key)
+    if (old !== undefined) this.undecodables.delete(key)
+    return old
+  }
+
   readonly keys = (): IterableIterator<string> => this.objects.keys()
 
   readonly addIndex = (name: string, index: Store.IndexFunction<A>): void => {
@@ -91,9 +120,10 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
     return old
   }
 
-  /** Replaces every object at once (a relist). */
-  replace(objects: Map<string, A>): void {
+  /** Replaces every object at once (a relist), and the undecodable ones when given. */
+  replace(objects: Map<string, A>, undecodables?: Map<string, Undecodable.Undecodable>): void {
     this.objects = objects
+    if (undecodables !== undefined) this.undecodables = undecodables
     for (const [name, index] of this.indexers) {
       const values = new Map<string, Set<string>>()
       this.indexes.set(name, values)

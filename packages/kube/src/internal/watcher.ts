@@ -1,3 +1,4 @@
+import * as Source from "@reconcile/core/Source"
 import type * as Arr from "effect/Array"
 import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -23,18 +24,49 @@ export const errorsTotal = Metric.counter("watcher_errors_total", {
   description: "List and watch failures of a watcher (each is retried)"
 })
 
-/** Counts relists caused by 410 Gone, by watch name. @internal */
+/** Counts relists caused by 410 Gone or a reset API server, by watch name. @internal */
 export const relistsTotal = Metric.counter("watcher_relists_total", {
-  description: "Relists of a watcher after 410 Gone"
+  description: "Relists of a watcher after 410 Gone or a reset API server (too large resourceVersion)"
+})
+
+/**
+ * Counts the attempts of a watcher to re-establish its list+watch because something went wrong, by watch name and
+ * `reason`: `error` (a failed list, watch or check), `idle` (nothing arrived within the idle limit), `expired`
+ * (410 Gone: relist) or `reset` (the server's resourceVersions went back: relist). A watch the server ends normally
+ * is resumed without counting. @internal
+ */
+export const reconnectsTotal = Metric.counter("watcher_reconnects_total", {
+  description: "Re-established lists and watches of a watcher after a failure, an idle connection, 410 Gone or a reset"
 })
 
 class IdleTimeout {
   readonly _tag = "IdleTimeout"
 }
 
-/** Ends the current phase and asks for a relist. */
+/** A watch the server ended at once without sending anything (client-go's "very short watch"): backed off. */
+class ShortWatch {
+  readonly _tag = "ShortWatch"
+  readonly message = "the watch ended at once without any event"
+}
+
+/** Ends the current phase and asks for a relist: after 410 Gone (`expired`) or from a reset server (`reset`). */
 class Relist {
   readonly _tag = "Relist"
+  constructor(readonly reason: "expired" | "reset") {}
+}
+
+/**
+ * Whether `error` is kube-apiserver's answer to a resourceVersion newer than its own (504 `Timeout` with cause
+ * `ResourceVersionTooLarge`, or — from servers older than the cause — its message): the server was reset or
+ * restored from a backup, and only a fresh list recovers. client-go's reflector tests the same two things.
+ *
+ * @internal
+ */
+export const isTooLargeResourceVersion = (error: KubeError.KubeError): boolean => {
+  if (!("status" in error)) return false
+  const status = error.status
+  return (status.details?.causes ?? []).some((cause) => cause.reason === "ResourceVersionTooLarge") ||
+    (error._tag === "Timeout" && (status.message ?? "").includes("Too large resource version"))
 }
 
 /**
@@ -102,7 +134,8 @@ const toWatcherEvents = <A, E>(
   self: Stream.Stream<Watcher.RawEvent<A>, E>,
   listWatch: Watcher.ListWatch<A>,
   state: { resourceVersion: string | undefined; failures: number },
-  skipUndecodable: (error: KubeError.Decode) => Effect.Effect<void>
+  skipUndecodable: (error: KubeError.Decode) => Effect.Effect<void>,
+  heard: () => Effect.Effect<void> | undefined
 ): Stream.Stream<Watcher.WatcherEvent<A>, E | KubeError.KubeError | Relist> =>
   Stream.transformPull(self, (pull) =>
     Effect.sync(() => {
@@ -110,6 +143,8 @@ const toWatcherEvents = <A, E>(
         Effect.forEach(undecodable, skipUndecodable, { discard: true })
       const next: Pull.Pull<Arr.NonEmptyReadonlyArray<Watcher.WatcherEvent<A>>, E | KubeError.KubeError | Relist> =
         Effect.flatMap(pull, (chunk) => {
+          // any line is the server talking: the connection is alive (a reconnection is reported once)
+          const reconnected = heard()
           const out: Array<Watcher.WatcherEvent<A>> = []
           const undecodable: Array<KubeError.Decode> = []
           let resourceVersion = state.resourceVersion
@@ -135,135 +170,286 @@ const toWatcherEvents = <A, E>(
               case "Error":
                 return Effect.andThen(
                   skipAll(undecodable),
-                  Effect.fail(event.error._tag === "Gone" ? new Relist() : event.error)
+                  Effect.fail(
+                    event.error._tag === "Gone"
+                      ? new Relist("expired")
+                      : isTooLargeResourceVersion(event.error)
+                      ? new Relist("reset")
+                      : event.error
+                  )
                 )
-              case "Undecodable":
-                undecodable.push(event.error)
+              case "Undecodable": {
+                // an object we can name stays visible (the cache keeps its metadata); any other line is skipped
+                const named = event.type !== undefined && isNamed(event.error)
+                if (!named) {
+                  undecodable.push(event.error)
+                  break
+                }
+                resourceVersion = event.error.metadata?.resourceVersion ?? resourceVersion
+                progressed = true
+                out.push(
+                  WatcherEvent.Undecodable({ error: event.error, event: event.type === "Deleted" ? "Delete" : "Apply" })
+                )
                 break
+              }
             }
           }
           state.resourceVersion = resourceVersion
           if (progressed) state.failures = 0
           const emit = isNonEmpty(out) ? Effect.succeed(out) : next
-          return undecodable.length === 0 ? emit : Effect.andThen(skipAll(undecodable), emit)
+          const result = undecodable.length === 0 ? emit : Effect.andThen(skipAll(undecodable), emit)
+          return reconnected === undefined ? result : Effect.andThen(reconnected, result)
         })
       return next
     }))
 
 const isNonEmpty = <A>(as: Array<A>): as is Arr.NonEmptyArray<A> => as.length > 0
 
+/** A decode failure that names its object (see `Undecodable`). */
+const isNamed = (error: KubeError.Decode): boolean => error.metadata?.name !== undefined && error.metadata.name !== ""
+
 /** @internal */
 export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Options = {}): Stream.Stream<
   Watcher.WatcherEvent<A>
 > =>
-  Stream.suspend(() => {
-    const pageSize = options.pageSize ?? 500
-    const timeoutSeconds = options.timeoutSeconds ?? 290
-    const idleTimeout = Duration.seconds(timeoutSeconds + 5)
-    const initial = Duration.toMillis(options.initialBackoff ?? Duration.millis(800))
-    const max = Duration.toMillis(options.maxBackoff ?? Duration.seconds(30))
-    const jitter = options.jitter ?? 1
-    const tags = { watch: listWatch.name }
-    const state = { resourceVersion: undefined as string | undefined, failures: 0 }
+  Stream.unwrap(Effect.clockWith((clock) =>
+    Effect.sync(() => {
+      const pageSize = options.pageSize ?? 500
+      const timeoutSeconds = options.timeoutSeconds ?? defaultTimeoutSeconds
+      const idleTimeout = idleLimit(options)
+      const initial = Duration.toMillis(options.initialBackoff ?? Duration.millis(800))
+      const max = Duration.toMillis(options.maxBackoff ?? Duration.seconds(30))
+      const jitter = options.jitter ?? 1
+      const tags = { watch: listWatch.name }
+      /** `verify`: check the resourceVersion with the server before the next watch (after a failure or empty watch). */
+      const state = { resourceVersion: undefined as string | undefined, failures: 0, verify: false, shortWatches: 0 }
+      const check = listWatch.checkResourceVersion
 
-    const progress = Effect.sync(() => {
-      state.failures = 0
-    })
-
-    const backoff = (error: KubeError.KubeError) =>
-      Effect.gen(function*() {
-        const n = state.failures++
-        const base = Math.min(initial * 2 ** n, max)
-        const factor = 1 + jitter * ((yield* Random.next) - 0.5)
-        // a server that said when to come back (429, 503 with Retry-After) is not asked again before then
-        const retryAfter = (error._tag === "TooManyRequests" || error._tag === "ServerError") &&
-            error.retryAfter !== undefined
-          ? Duration.toMillis(error.retryAfter)
-          : 0
-        const delay = Math.max(retryAfter, Math.min(max, Math.max(0, base * factor)))
-        yield* Metric.update(Metric.withAttributes(errorsTotal, { watch: tags.watch, error: error._tag }), 1)
-        yield* Effect.logWarning("watcher error; retrying").pipe(
-          Effect.annotateLogs({
-            ...tags,
-            error: error._tag,
-            detail: error.message ?? "",
-            retryInMillis: Math.round(delay)
-          })
+      // --- connection health: the last time the server was heard from, and since when it is lost (if it is)
+      const health = {
+        lastContact: clock.currentTimeMillisUnsafe(),
+        lost: undefined as { readonly since: number; readonly reason: string } | undefined,
+        /** Whether the current watch delivered anything. */
+        received: false
+      }
+      const report = (h: Source.Health) => options.onHealth === undefined ? Effect.void : options.onHealth(h)
+      const reconnected: Effect.Effect<void> = Effect.suspend(() => {
+        const lost = health.lost
+        if (lost === undefined) return Effect.void
+        health.lost = undefined
+        return Effect.andThen(
+          Effect.logInfo("watch connected again").pipe(
+            Effect.annotateLogs({ ...tags, silentMillis: health.lastContact - lost.since, reason: lost.reason })
+          ),
+          report(Source.connected)
         )
-        yield* Effect.sleep(Duration.millis(delay))
+      })
+      /** The server answered: synchronous, returns the report to make when this ends a disconnection. */
+      const heard = (): Effect.Effect<void> | undefined => {
+        health.lastContact = clock.currentTimeMillisUnsafe()
+        health.received = true
+        return health.lost === undefined ? undefined : reconnected
+      }
+      const heardEffect = Effect.suspend(() => heard() ?? Effect.void)
+      const lose = (reason: string) =>
+        Effect.suspend(() => {
+          state.verify = true
+          if (health.lost !== undefined) return Effect.void
+          health.lost = { since: health.lastContact, reason }
+          return report(Source.Health.Disconnected(health.lost))
+        })
+      const reconnect = (reason: "error" | "idle" | "expired" | "reset") =>
+        Metric.update(Metric.withAttributes(reconnectsTotal, { ...tags, reason }), 1)
+
+      /** A list completed: the backoff starts over, and its resourceVersion needs no check. */
+      const progress = Effect.sync(() => {
+        state.failures = 0
+        state.verify = false
       })
 
-    const skipUndecodable = (error: KubeError.Decode) =>
-      Effect.andThen(
-        Metric.update(Metric.withAttributes(undecodableTotal, tags), 1),
-        Effect.logWarning("skipping an object that does not decode").pipe(
-          Effect.annotateLogs({ ...tags, issue: error.issue })
+      const backoff = (error: KubeError.KubeError | ShortWatch) =>
+        Effect.gen(function*() {
+          yield* lose(error._tag)
+          yield* reconnect("error")
+          const n = state.failures++
+          const base = Math.min(initial * 2 ** n, max)
+          const factor = 1 + jitter * ((yield* Random.next) - 0.5)
+          // a server that said when to come back (429, 503 with Retry-After) is not asked again before then
+          const retryAfter = (error._tag === "TooManyRequests" || error._tag === "ServerError") &&
+              error.retryAfter !== undefined
+            ? Duration.toMillis(error.retryAfter)
+            : 0
+          const delay = Math.max(retryAfter, Math.min(max, Math.max(0, base * factor)))
+          yield* Metric.update(Metric.withAttributes(errorsTotal, { watch: tags.watch, error: error._tag }), 1)
+          yield* Effect.logWarning("watcher error; retrying").pipe(
+            Effect.annotateLogs({
+              ...tags,
+              error: error._tag,
+              detail: error.message ?? "",
+              retryInMillis: Math.round(delay)
+            })
+          )
+          yield* Effect.sleep(Duration.millis(delay))
+        })
+
+      const skipUndecodable = (error: KubeError.Decode) =>
+        Effect.andThen(
+          Metric.update(Metric.withAttributes(undecodableTotal, tags), 1),
+          Effect.logWarning("skipping an object that does not decode").pipe(
+            Effect.annotateLogs({ ...tags, issue: error.issue })
+          )
         )
-      )
 
-    const relist = Effect.andThen(
-      Metric.update(Metric.withAttributes(relistsTotal, tags), 1),
-      Effect.sync(() => {
-        state.resourceVersion = undefined
-      })
-    )
+      const relist = (reason: "expired" | "reset") =>
+        Effect.andThen(
+          reason === "reset"
+            ? Effect.logWarning("the API server's resourceVersions went back (reset or restored): relisting").pipe(
+              Effect.annotateLogs({ ...tags, resourceVersion: state.resourceVersion ?? "" })
+            )
+            : Effect.void,
+          Effect.andThen(
+            Effect.andThen(Metric.update(Metric.withAttributes(relistsTotal, tags), 1), reconnect(reason)),
+            Effect.sync(() => {
+              state.resourceVersion = undefined
+              state.verify = false
+            })
+          )
+        )
 
-    /**
-     * Lists every page: `Init`, `InitApply`…, `InitDone`. A 410 on a continue
-     * token (expired) restarts the list; consumers drop a partial list at the
-     * next `Init`.
-     */
-    const listPhase: Stream.Stream<Watcher.WatcherEvent<A>, KubeError.KubeError | Relist> = Stream.concat(
-      Stream.make(WatcherEvent.Init()),
-      Stream.paginate(undefined as string | undefined, (cursor) =>
-        listWatch.list({ limit: pageSize, continue: cursor }).pipe(
-          Effect.mapError((error): KubeError.KubeError | Relist =>
-            error._tag === "Gone" && cursor !== undefined ? new Relist() : error
-          ),
-          Effect.tap((page) =>
-            Effect.forEach(page.undecodable ?? [], skipUndecodable, { discard: true })
-          ),
-          Effect.map((page) => {
-            const next = page.continue === undefined || page.continue === "" ? undefined : page.continue
-            if (next === undefined) state.resourceVersion = page.resourceVersion
-            return [
-              page.items.map((object) => WatcherEvent.InitApply({ object })),
-              Option.fromUndefinedOr(next)
-            ] as const
-          })
-        )).pipe(
-          Stream.concat(
-            Stream.fromEffect(
-              Effect.suspend(() =>
-                Effect.as(progress, WatcherEvent.InitDone({ resourceVersion: state.resourceVersion ?? "" }))
+      /**
+       * Lists every page: `Init`, `InitApply`…, `InitDone`. A 410 on a continue
+       * token (expired) restarts the list; consumers drop a partial list at the
+       * next `Init`.
+       */
+      const listPhase: Stream.Stream<Watcher.WatcherEvent<A>, KubeError.KubeError | Relist> = Stream.concat(
+        Stream.make(WatcherEvent.Init()),
+        Stream.paginate(undefined as string | undefined, (cursor) =>
+          listWatch.list({ limit: pageSize, continue: cursor }).pipe(
+            Effect.mapError((error): KubeError.KubeError | Relist =>
+              error._tag === "Gone" && cursor !== undefined ? new Relist("expired") : error
+            ),
+            Effect.tap(() => heardEffect),
+            Effect.tap((page) =>
+              Effect.forEach(
+                (page.undecodable ?? []).filter((e) =>
+                  !isNamed(e)
+                ),
+                skipUndecodable,
+                { discard: true }
+              )
+            ),
+            Effect.map((page) => {
+              const next = page.continue === undefined || page.continue === "" ? undefined : page.continue
+              if (next === undefined) state.resourceVersion = page.resourceVersion
+              const events: Array<Watcher.WatcherEvent<A>> = page.items.map((object) =>
+                WatcherEvent.InitApply({ object })
+              )
+              for (const error of page.undecodable ?? []) {
+                if (isNamed(error)) events.push(WatcherEvent.Undecodable({ error, event: "InitApply" }))
+              }
+              return [events, Option.fromUndefinedOr(next)] as const
+            })
+          )).pipe(
+            Stream.concat(
+              Stream.fromEffect(
+                Effect.suspend(() =>
+                  Effect.as(progress, WatcherEvent.InitDone({ resourceVersion: state.resourceVersion ?? "" }))
+                )
               )
             )
           )
-        )
-    )
-
-    /** Watches from the current resourceVersion until the server closes the watch. */
-    const watchPhase: Stream.Stream<Watcher.WatcherEvent<A>, KubeError.KubeError | Relist | IdleTimeout> = Stream
-      .suspend(() =>
-        listWatch.watch({ resourceVersion: state.resourceVersion!, allowWatchBookmarks: true, timeoutSeconds })
-      ).pipe(
-        idle(idleTimeout),
-        (events) => toWatcherEvents(events, listWatch, state, skipUndecodable)
       )
 
-    const phase = Stream.suspend(() => state.resourceVersion === undefined ? listPhase : watchPhase).pipe(
-      Stream.catch((error) => {
-        if (error._tag === "Relist") return Stream.fromEffectDrain(relist)
-        if (error._tag === "Gone") return Stream.fromEffectDrain(relist)
-        if (error._tag === "IdleTimeout") {
-          return Stream.fromEffectDrain(
-            Effect.logWarning("watch idle past its timeout; reconnecting").pipe(
-              Effect.annotateLogs(tags)
+      /**
+       * Before resuming after a failure or an empty watch: does the server still serve our resourceVersion? A reset
+       * server (restarted over a new or restored store) answers 504 "Too large resource version" and a plain watch
+       * from that resourceVersion would wait in silence (kube-apiserver starts it and sends nothing older).
+       */
+      const verify: Effect.Effect<void, KubeError.KubeError | Relist> = Effect.suspend(() =>
+        check === undefined || !state.verify ? Effect.void : check(state.resourceVersion!).pipe(
+          Effect.mapError((error): KubeError.KubeError | Relist =>
+            error._tag === "Gone"
+              ? new Relist("expired")
+              : isTooLargeResourceVersion(error)
+              ? new Relist("reset")
+              : error
+          ),
+          Effect.andThen(Effect.sync(() => {
+            state.verify = false
+          })),
+          Effect.andThen(heardEffect)
+        )
+      )
+
+      /**
+       * The server ended the watch normally. One that delivered nothing — not even the bookmark kube-apiserver sends
+       * before a watch's timeout — may be a watch from a resourceVersion the server does not have: check it before
+       * the next. A second one in a row that ended at once with nothing is backed off (client-go's "very short
+       * watch"), so a server that closes every watch at once is not asked in a tight loop.
+       */
+      const ended = (startedAt: number) =>
+        Effect.suspend((): Effect.Effect<void, ShortWatch> => {
+          if (health.received) {
+            state.shortWatches = 0
+            return heardEffect
+          }
+          state.verify = true
+          const short = clock.currentTimeMillisUnsafe() - startedAt < 1000
+          state.shortWatches = short ? state.shortWatches + 1 : 0
+          return state.shortWatches > 1 ? Effect.fail(new ShortWatch()) : heardEffect
+        })
+
+      /** Watches from the current resourceVersion until the server closes the watch. */
+      const watchPhase: Stream.Stream<
+        Watcher.WatcherEvent<A>,
+        KubeError.KubeError | Relist | IdleTimeout | ShortWatch
+      > = Stream.unwrap(Effect.as(
+        verify,
+        Stream.suspend(() => {
+          health.received = false
+          const startedAt = clock.currentTimeMillisUnsafe()
+          return listWatch.watch({ resourceVersion: state.resourceVersion!, allowWatchBookmarks: true, timeoutSeconds })
+            .pipe(
+              idle(idleTimeout),
+              (events) => toWatcherEvents(events, listWatch, state, skipUndecodable, heard),
+              Stream.concat(Stream.fromEffectDrain(ended(startedAt)))
             )
-          )
-        }
-        return Stream.fromEffectDrain(backoff(error))
-      })
-    )
-    return Stream.forever(phase)
-  })
+        })
+      ))
+
+      const phase = Stream.suspend(() => state.resourceVersion === undefined ? listPhase : watchPhase).pipe(
+        Stream.catch((error) => {
+          if (error._tag === "Relist") return Stream.fromEffectDrain(relist(error.reason))
+          if (error._tag === "Gone") return Stream.fromEffectDrain(relist("expired"))
+          if (error._tag !== "IdleTimeout" && error._tag !== "ShortWatch" && isTooLargeResourceVersion(error)) {
+            return Stream.fromEffectDrain(relist("reset"))
+          }
+          if (error._tag === "IdleTimeout") {
+            return Stream.fromEffectDrain(
+              Effect.logWarning("watch silent past the idle limit; reconnecting").pipe(
+                Effect.annotateLogs({ ...tags, idleMillis: Duration.toMillis(idleTimeout) }),
+                Effect.andThen(lose("idle")),
+                Effect.andThen(reconnect("idle"))
+              )
+            )
+          }
+          return Stream.fromEffectDrain(backoff(error))
+        })
+      )
+      return Stream.forever(phase)
+    })
+  ))
+
+/** The server-side watch timeout (seconds) by default: see `Watcher.Options.timeoutSeconds`. @internal */
+export const defaultTimeoutSeconds = 50
+
+/**
+ * The idle limit of a watch: `idleTimeout`, else the smaller of `timeoutSeconds` + 5 s and twice
+ * `bookmarkInterval` (55 s with the defaults). @internal
+ */
+export const idleLimit = (options: Watcher.Options): Duration.Duration => {
+  if (options.idleTimeout !== undefined) return Duration.fromInputUnsafe(options.idleTimeout)
+  const timeout = Duration.seconds((options.timeoutSeconds ?? defaultTimeoutSeconds) + 5)
+  const bookmarks = Duration.times(Duration.fromInputUnsafe(options.bookmarkInterval ?? Duration.minutes(1)), 2)
+  return Duration.min(timeout, bookmarks)
+}

@@ -1,4 +1,11 @@
 /** Fault injection state shared by the in-process cluster and the HTTP server. */
+import type * as Arr from "effect/Array"
+import type * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 import * as ApiError from "../ApiError.js"
 import type { ResourceType } from "../ResourceType.js"
 
@@ -13,6 +20,148 @@ export interface Match {
   readonly count?: number | undefined
   /** Apply to each matching request with this probability (seeded). */
   readonly probability?: number | undefined
+}
+
+/** Which watches a stall or a delay applies to (every given field must match). */
+export interface WatchMatch {
+  /** Plural resource names, optionally qualified by group (`deployments`, `deployments.apps`). */
+  readonly resources?: ReadonlyArray<string> | undefined
+  readonly namespaces?: ReadonlyArray<string> | undefined
+}
+
+/** What fault injection can do to one open watch; registered by the watch drivers (in-process and HTTP). */
+export interface OpenWatch {
+  /** Ends the watch abruptly. */
+  readonly drop: () => void
+  /** Writes a line that is not JSON. */
+  readonly garble: () => void
+  /** Holds everything (events, bookmarks, the end) for `millis` on the watch's clock; the connection stays open. */
+  readonly stall: (millis: number) => void
+  readonly rt: ResourceType
+  readonly namespace: string | undefined
+}
+
+const matchesWatch = (m: WatchMatch, rt: ResourceType, namespace: string | undefined): boolean => {
+  if (m.resources !== undefined) {
+    const names = [rt.plural, rt.group === "" ? rt.plural : `${rt.plural}.${rt.group}`]
+    if (!m.resources.some((r) => names.includes(r))) return false
+  }
+  return m.namespaces === undefined || (namespace !== undefined && m.namespaces.includes(namespace))
+}
+
+/**
+ * The pacing of one open watch: items are stamped when the cluster produces
+ * them with the time they may go out (now plus the delay rules matching the
+ * watch, never before an earlier item: order is kept), and go out at that time
+ * or when a stall ends, whichever is later. Times are milliseconds on the
+ * watch's clock: Effect's `Clock` in-process (so `TestClock` drives it), the
+ * wall clock over HTTP.
+ */
+export class WatchPace {
+  /** Nothing goes out before this time. */
+  stalledUntil = 0
+  private last = 0
+
+  constructor(
+    private readonly faults: FaultState,
+    readonly rt: ResourceType,
+    readonly namespace: string | undefined
+  ) {}
+
+  /** The time an item produced at `now` may go out. */
+  stamp(now: number): number {
+    const delay = this.faults.watchDelay(this.rt, this.namespace)
+    const at = Math.max(delay > 0 ? now + delay : now, this.last)
+    this.last = at
+    return at
+  }
+
+  /** The time the item stamped `at` goes out. */
+  releaseAt(at: number): number {
+    return Math.max(at, this.stalledUntil)
+  }
+
+  /** Holds the watch from `now` for `millis`. */
+  stall(now: number, millis: number): void {
+    this.stalledUntil = Math.max(this.stalledUntil, now + millis)
+  }
+}
+
+/**
+ * Paces a watch stream on Effect's `Clock` (in-process watches): a fiber reads
+ * `self` as fast as it produces, stamping each chunk on arrival, into a queue;
+ * the output takes chunk after chunk and waits for its release time. The
+ * end or failure of `self` is queued after its chunks, so it is held too.
+ */
+export const paceStream = <A, E>(self: Stream.Stream<A, E>, pace: WatchPace): Stream.Stream<A, E> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const clock = yield* Clock.Clock
+    const queue = yield* Effect.acquireRelease(
+      Queue.unbounded<readonly [number, Arr.NonEmptyReadonlyArray<A>], E | Cause.Done>(),
+      Queue.shutdown
+    )
+    yield* self.pipe(
+      Stream.runForEachArray((chunk) => Queue.offer(queue, [pace.stamp(clock.currentTimeMillisUnsafe()), chunk])),
+      Effect.matchCauseEffect({
+        onFailure: (cause) => Queue.failCause(queue, cause),
+        onSuccess: () => Queue.end(queue)
+      }),
+      Effect.forkScoped
+    )
+    // a stall that starts while an item waits moves its release: check again after each sleep
+    const release = (at: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const left = pace.releaseAt(at) - clock.currentTimeMillisUnsafe()
+        return left <= 0 ? Effect.void : Effect.andThen(Effect.sleep(Duration.millis(left)), release(at))
+      })
+    return Stream.fromQueue(queue).pipe(
+      Stream.mapEffect(([at, chunk]) => Effect.as(release(at), chunk)),
+      Stream.flattenArray
+    )
+  }))
+
+/**
+ * Paces writes on the wall clock (HTTP watches): `write` runs at once while
+ * nothing is held, else in order once each item's release time has come;
+ * `end` runs after the items written before it. `cancel` drops what is held.
+ */
+export const paceWrites = (pace: WatchPace, write: (line: string) => void, end: () => void) => {
+  const held: Array<{ readonly at: number; readonly line: string | undefined }> = []
+  let timer: NodeJS.Timeout | undefined
+  const flush = (): void => {
+    timer = undefined
+    while (held.length > 0) {
+      const next = held[0]!
+      const wait = pace.releaseAt(next.at) - Date.now()
+      if (wait > 0) {
+        timer = setTimeout(flush, wait)
+        return
+      }
+      held.shift()
+      if (next.line === undefined) end()
+      else write(next.line)
+    }
+  }
+  const push = (line: string | undefined): void => {
+    held.push({ at: pace.stamp(Date.now()), line })
+    if (timer === undefined) flush()
+  }
+  return {
+    write: (line: string): void => push(line),
+    end: (): void => push(undefined),
+    /** Re-plans the held items after a stall started. */
+    stall: (millis: number): void => {
+      pace.stall(Date.now(), millis)
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      flush()
+    },
+    cancel: (): void => {
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      held.length = 0
+    }
+  }
 }
 
 interface Rule {
@@ -66,8 +215,9 @@ export class FaultState {
   private random: () => number
   private expire = { list: 0, watch: 0 }
   private dropNext = 0
-  /** Callbacks that end an open watch abruptly, registered by the watch drivers. */
-  readonly openWatches = new Set<{ readonly drop: () => void; readonly garble: () => void }>()
+  private watchDelays: Array<{ readonly id: number; readonly match: WatchMatch; readonly millis: number }> = []
+  /** The open watches, registered by the watch drivers. */
+  readonly openWatches = new Set<OpenWatch>()
 
   constructor(seed: number) {
     this.random = mulberry32(seed)
@@ -79,6 +229,7 @@ export class FaultState {
 
   reset(): void {
     this.rules = []
+    this.watchDelays = []
     this.expire = { list: 0, watch: 0 }
     this.dropNext = 0
   }
@@ -97,6 +248,32 @@ export class FaultState {
 
   remove(id: number): void {
     this.rules = this.rules.filter((r) => r.id !== id)
+    this.watchDelays = this.watchDelays.filter((r) => r.id !== id)
+  }
+
+  /** Delays every event of the matching watches (open or opened later) by `millis`, until the rule is removed. */
+  delayWatches(match: WatchMatch, millis: number): number {
+    const id = this.nextId++
+    this.watchDelays.push({ id, match, millis })
+    return id
+  }
+
+  /** The delay of the events a watch of `rt` in `namespace` produces now. */
+  watchDelay(rt: ResourceType, namespace: string | undefined): number {
+    let millis = 0
+    for (const rule of this.watchDelays) if (matchesWatch(rule.match, rt, namespace)) millis += rule.millis
+    return millis
+  }
+
+  /** Stalls the matching open watches for `millis`; returns how many. */
+  stallWatches(match: WatchMatch, millis: number): number {
+    let count = 0
+    for (const w of [...this.openWatches]) {
+      if (!matchesWatch(match, w.rt, w.namespace)) continue
+      w.stall(millis)
+      count++
+    }
+    return count
   }
 
   expireNext(verb: "list" | "watch", count: number): void {

@@ -20,6 +20,7 @@ import {
 } from "./labelSelector.js"
 import * as ManagedFields from "./managedFields.js"
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
+import type { Change, CoreStorage, Journal } from "./persistence.js"
 import { fromCrd, Registry, storageKey } from "./registry.js"
 import { defaultAlways, defaultOnCreate, validate, validateName } from "./validation.js"
 
@@ -32,6 +33,8 @@ export interface CoreOptions {
   readonly namespaceLifecycle?: boolean | undefined
   /** Seed of the fault injection random draws (default 0). */
   readonly seed?: number | undefined
+  /** Objects and counter to restore, and the journal that makes each later event durable before it is applied. */
+  readonly storage?: CoreStorage | undefined
 }
 
 export interface ListOptions {
@@ -81,6 +84,8 @@ interface Watcher {
   readonly labels: ReadonlyArray<Requirement>
   readonly fields: ReadonlyArray<FieldRequirement>
   readonly sink: (event: WatchEvent) => void
+  /** Only events after this resourceVersion (a watch from one the server has not reached yet waits for it). */
+  after: number
 }
 
 export interface WatchHandle {
@@ -118,6 +123,8 @@ export class Core {
   private readonly stores = new Map<string, Map<string, Obj>>()
   private readonly storageTypes = new Map<string, ResourceType>()
   private readonly uids = new Map<string, { readonly storage: string; readonly key: string }>()
+  /** Uids of objects deleted since the start: owners the garbage collector knows are gone. */
+  private readonly deletedUids = new Set<string>()
   private readonly watchers = new Set<Watcher>()
   private history: Array<HistoryEvent> = []
   private rv = 0
@@ -126,17 +133,101 @@ export class Core {
   readonly namespaceLifecycle: boolean
   readonly now: () => number
   readonly faults: FaultState
+  private readonly journal: Journal | undefined
+  /** Set when the start with storage failed (writing the default namespaces or resuming cut-short work). */
+  readonly startupError: ApiError.ApiError | undefined
 
   constructor(options: CoreOptions) {
     this.now = options.now
     this.faults = new FaultState(options.seed ?? 0)
     this.historySize = Math.max(1, options.historySize ?? 10_000)
     this.namespaceLifecycle = options.namespaceLifecycle ?? true
-    const ns = this.registry.byKind("", "v1", "Namespace")!
-    for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) {
-      this.create(ns, undefined, { apiVersion: "v1", kind: "Namespace", metadata: { name } }, {
-        fieldManager: "kube-apiserver"
-      })
+    this.journal = options.storage?.journal
+    try {
+      if (options.storage !== undefined && options.storage.rv > 0) {
+        this.restore(options.storage)
+      } else {
+        const ns = this.registry.byKind("", "v1", "Namespace")!
+        for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) {
+          this.create(ns, undefined, { apiVersion: "v1", kind: "Namespace", metadata: { name } }, {
+            fieldManager: "kube-apiserver"
+          })
+        }
+      }
+    } catch (e) {
+      this.startupError = e instanceof ApiError.ApiError
+        ? e
+        : ApiError.make(500, "InternalError", `restore failed: ${e instanceof Error ? e.message : String(e)}`)
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // restore
+
+  /**
+   * Rebuilds the state from stored objects: CRDs first (their kinds are served again), then every object under its
+   * storage, the counter where it stopped (it never goes back). The watch history starts empty: a watch from an
+   * older resourceVersion gets 410 Expired and relists, as after a kube-apiserver restart.
+   */
+  private restore({ deletedUids, objects, rv }: CoreStorage): void {
+    const crdStorage = storageKey(this.registry.byKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")!)
+    for (const { object, storage } of objects) {
+      if (storage === crdStorage) this.registry.setCrd(object.spec.group, object.spec.names.plural, fromCrd(object))
+    }
+    for (const { key, object, storage } of objects) {
+      const slash = storage.indexOf("/")
+      const rt = this.registry.versionsOf(storage.slice(0, slash), storage.slice(slash + 1))[0]
+      let store = this.stores.get(storage)
+      if (store === undefined) {
+        store = new Map()
+        this.stores.set(storage, store)
+      }
+      // Objects of a kind no longer served (a CRD without served versions) are kept, as in memory.
+      if (rt !== undefined && !this.storageTypes.has(storage)) this.storageTypes.set(storage, rt)
+      store.set(key, object)
+      this.uids.set(object.metadata.uid, { storage, key })
+    }
+    for (const uid of deletedUids) this.deletedUids.add(uid)
+    this.rv = rv
+    this.compactedRv = rv
+    this.resume()
+  }
+
+  /**
+   * Finishes what a crash may have cut short: each step of a cascade is its own durable event, so the disk can hold
+   * a namespace still terminating with contents left, an owner deleted with dependents left, or a foreground
+   * deletion with its dependents gone. The namespace controller and the garbage collector would finish them; here
+   * they run once at start, with the rule of `collectIfOrphaned` (owner uids seen deleted; invented ones are kept).
+   */
+  private resume(): void {
+    const nsType = this.registry.byKind("", "v1", "Namespace")!
+    for (const ns of [...this.store(nsType).values()]) {
+      if (ns.metadata.deletionTimestamp === undefined || !this.namespaceLifecycle) continue
+      this.deleteNamespaceContents(ns.metadata.name)
+      this.finishNamespace(ns.metadata.name)
+    }
+    for (const [storage, store] of [...this.stores]) {
+      const rt = this.storageTypes.get(storage)
+      if (rt === undefined) continue
+      for (const obj of [...store.values()]) {
+        const current = this.lookupUid(obj.metadata.uid)
+        if (current === undefined) continue
+        const owners = (current.obj.metadata.ownerReferences ?? []) as Array<Obj>
+        if (
+          owners.length > 0 && owners.every((o) => !this.uids.has(o.uid)) &&
+          owners.some((o) => this.deletedUids.has(o.uid))
+        ) {
+          this.deleteObject(rt, current.obj, "Background")
+        } else if (
+          current.obj.metadata.deletionTimestamp !== undefined && finalizersOf(current.obj).includes(FOREGROUND)
+        ) {
+          for (const dep of this.dependentsOf(obj.metadata.uid)) {
+            const live = this.lookupUid(dep.obj.metadata.uid)
+            if (live !== undefined) this.deleteObject(live.rt, live.obj, "Background")
+          }
+          this.releaseForeground(obj.metadata.uid)
+        }
+      }
     }
   }
 
@@ -332,7 +423,8 @@ export class Core {
       namespace: rt.namespaced ? namespace : undefined,
       labels: this.labelRequirements(options.labelSelector),
       fields: this.fieldRequirements(options.fieldSelector),
-      sink
+      sink,
+      after: 0
     }
     const rvParam = options.resourceVersion
     const initial = options.sendInitialEvents === true ||
@@ -356,6 +448,7 @@ export class Core {
         return { open: false, close: () => {} }
       }
       for (const e of this.history) if (e.rv > from && e.storage === watcher.storage) this.deliver(watcher, e)
+      watcher.after = from
     }
     this.watchers.add(watcher)
     return { open: true, close: () => this.watchers.delete(watcher) }
@@ -374,6 +467,7 @@ export class Core {
   }
 
   private deliver(w: Watcher, e: HistoryEvent): void {
+    if (e.rv <= w.after) return
     const now = e.type !== "DELETED" && this.matchesScope(w.rt, w.namespace, w.labels, w.fields, e.object)
     const before = e.prev !== undefined && this.matchesScope(w.rt, w.namespace, w.labels, w.fields, e.prev)
     let type: WatchEvent["type"] | undefined
@@ -403,13 +497,24 @@ export class Core {
   // the write path
 
   private commit(rt: ResourceType, type: HistoryEvent["type"], obj: Obj, prev: Obj | undefined): Obj {
-    this.rv++
-    obj.metadata.resourceVersion = String(this.rv)
+    const rv = this.rv + 1
+    obj.metadata.resourceVersion = String(rv)
     const store = this.store(rt)
     const key = objKey(obj.metadata.namespace, obj.metadata.name)
+    // Durable before anything sees it: the response, watches, and the in-memory state.
+    if (this.journal !== undefined) {
+      this.record(
+        rv,
+        storageKey(rt),
+        key,
+        type === "DELETED" ? { _tag: "Remove", uid: obj.metadata.uid } : { _tag: "Put", object: obj }
+      )
+    }
+    this.rv = rv
     if (type === "DELETED") {
       store.delete(key)
       this.uids.delete(obj.metadata.uid)
+      this.deletedUids.add(obj.metadata.uid)
     } else {
       store.set(key, obj)
       this.uids.set(obj.metadata.uid, { storage: storageKey(rt), key })
@@ -422,6 +527,18 @@ export class Core {
     }
     for (const w of [...this.watchers]) if (w.storage === event.storage) this.deliver(w, event)
     return obj
+  }
+
+  private record(rv: number, storage: string, key: string, change: Change): void {
+    try {
+      this.journal!.record(rv, storage, key, change)
+    } catch (e) {
+      throw ApiError.make(
+        500,
+        "InternalError",
+        `storage write of ${storage} ${key} failed (nothing was changed): ${e instanceof Error ? e.message : String(e)}`
+      )
+    }
   }
 
   private checkBody(rt: ResourceType, body: unknown): Obj {
@@ -555,10 +672,27 @@ export class Core {
       ? options.managed(obj)
       : ManagedFields.afterUpdate(rt, undefined, obj, options.fieldManager ?? "unknown", undefined, now)
     if (meta.managedFields.length === 0) delete meta.managedFields
+    const stored = this.commit(rt, "ADDED", obj, undefined)
     if (rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io") {
       this.registry.setCrd(obj.spec.group, obj.spec.names.plural, fromCrd(obj))
     }
-    return this.present(rt, this.commit(rt, "ADDED", obj, undefined))
+    const created = this.present(rt, stored)
+    this.collectIfOrphaned(stored)
+    return created
+  }
+
+  /**
+   * kube's garbage collector deletes a dependent whose owners are all gone — one created or updated after its owner
+   * vanished too (a controller acting on a stale cache): it looks each owner uid up live. The testkit collects such
+   * an object at once (Background), for owner uids it saw deleted; a uid it never stored is kept (tests invent
+   * owners), and so is an object with one owner left.
+   */
+  private collectIfOrphaned(obj: Obj): void {
+    const refs = (obj.metadata.ownerReferences ?? []) as Array<Obj>
+    if (refs.length === 0 || obj.metadata.deletionTimestamp !== undefined) return
+    if (refs.some((o) => this.uids.has(o.uid)) || !refs.some((o) => this.deletedUids.has(o.uid))) return
+    const current = this.lookupUid(obj.metadata.uid)
+    if (current !== undefined) this.deleteObject(current.rt, current.obj, "Background")
   }
 
   private generateName(rt: ResourceType, namespace: string | undefined, prefix: string): string {
@@ -733,7 +867,9 @@ export class Core {
       this.registry.setCrd(next.spec.group, next.spec.names.plural, fromCrd(next))
     }
     if (rt.kind === "Namespace" && rt.group === "") this.finishNamespace(name)
-    return this.present(rt, stored)
+    const written = this.present(rt, stored)
+    this.collectIfOrphaned(stored)
+    return written
   }
 
   patch(
@@ -896,10 +1032,12 @@ export class Core {
         const instances = this.store(types[0]!)
         for (const obj of [...instances.values()]) this.commit(types[0]!, "DELETED", clone(obj), obj)
       }
-      this.registry.removeCrd(existing.spec.group, existing.spec.names.plural)
     }
     delete finalState.metadata.resourceVersion
     const gone = this.commit(rt, "DELETED", finalState, existing)
+    if (rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io") {
+      this.registry.removeCrd(existing.spec.group, existing.spec.names.plural)
+    }
     const uid = existing.metadata.uid as string
     for (const dep of this.dependentsOf(uid)) {
       const current = this.lookupUid(dep.obj.metadata.uid)

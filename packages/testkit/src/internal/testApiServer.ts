@@ -10,6 +10,7 @@ import * as TestApiServer from "../TestApiServer.js"
 import * as TestCluster from "../TestCluster.js"
 import { selfSigned } from "./http/certificate.js"
 import * as Server from "./http/server.js"
+import { checkCertificate, checkToken, loadOrCreate, savePort, type ServerState } from "./serverState.js"
 import { coreOf } from "./testCluster.js"
 
 export const kubeconfigYaml = (url: string, token: string, ca: string): string =>
@@ -36,22 +37,55 @@ export const make = (
   Effect.gen(function*() {
     const cluster = yield* TestCluster.TestCluster
     const core = coreOf(cluster)
-    const token = randomBytes(24).toString("hex")
-    const tls = selfSigned()
-    const running = yield* Effect.acquireRelease(
+    yield* Effect.try({
+      try: () => {
+        if (options.tls !== undefined) checkCertificate(options.tls, "tls.cert", "tls.key")
+        if (options.token !== undefined) checkToken(options.token, "token")
+      },
+      catch: (cause) => new TestApiServer.TestApiServerError({ reason: "InvalidOptions", cause })
+    })
+    const stateDir = options.stateDir
+    const state: ServerState | undefined = stateDir === undefined ? undefined : yield* Effect.tryPromise({
+      try: () => loadOrCreate(stateDir),
+      catch: (cause) => new TestApiServer.TestApiServerError({ reason: "StateFailed", cause })
+    })
+    const token = options.token ?? state?.token ?? randomBytes(24).toString("hex")
+    const tls = options.tls ?? state?.tls ?? selfSigned()
+    const listen = (port: number) =>
       Effect.tryPromise({
         try: () =>
           Server.start(core, {
-            port: options.port ?? 0,
+            port,
             tls,
             token,
             bookmarkIntervalMs: Duration.toMillis(Duration.fromInputUnsafe(options.bookmarkInterval ?? "1 minute")),
+            resourceVersionWaitMs: options.resourceVersionWait === undefined
+              ? undefined
+              : Duration.toMillis(Duration.fromInputUnsafe(options.resourceVersionWait)),
             log: options.log
           }),
         catch: (cause) => new TestApiServer.TestApiServerError({ reason: "ListenFailed", cause })
-      }),
+      })
+    const recorded = options.port === undefined ? state?.port : undefined
+    const running = yield* Effect.acquireRelease(
+      recorded === undefined ? listen(options.port ?? 0) : listen(recorded).pipe(
+        // The recorded port is taken: a free one (clients then need the new kubeconfig).
+        Effect.catchIf((e) => (e.cause as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE", () => listen(0))
+      ),
       (server) => Effect.promise(() => server.close())
     )
+    if (state?.changed === "renewed") {
+      options.log?.(`the certificate in ${stateDir} had expired: a new one is used (clients need the new kubeconfig)`)
+    }
+    if (recorded !== undefined && running.port !== recorded) {
+      options.log?.(`port ${recorded} is taken: listening on ${running.port} (clients need the new kubeconfig)`)
+    }
+    if (stateDir !== undefined && running.port !== state?.port) {
+      yield* Effect.tryPromise({
+        try: () => savePort(stateDir, running.port),
+        catch: (cause) => new TestApiServer.TestApiServerError({ reason: "StateFailed", cause })
+      })
+    }
     const url = `https://127.0.0.1:${running.port}`
     const kubeconfig = kubeconfigYaml(url, token, tls.cert)
     const kubeconfigPath = yield* Effect.acquireRelease(

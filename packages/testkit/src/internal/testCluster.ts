@@ -1,3 +1,4 @@
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -6,7 +7,9 @@ import * as ApiError from "../ApiError.js"
 import type { KubeObject, WatchEvent } from "../KubeObject.js"
 import type { ResourceType } from "../ResourceType.js"
 import type * as TestCluster from "../TestCluster.js"
-import type { Verb } from "./faults.js"
+import { type OpenWatch, paceStream, type Verb, WatchPace } from "./faults.js"
+import * as Freshness from "./freshness.js"
+import type { CoreStorage } from "./persistence.js"
 import { Core } from "./store.js"
 
 const cores = new WeakMap<object, Core>()
@@ -37,14 +40,18 @@ const guard = (
 
 const END = Symbol("end")
 
-export const make = (options: TestCluster.Options = {}): Effect.Effect<TestCluster.TestCluster.Service> =>
+export const make = (
+  options: TestCluster.Options = {},
+  storage?: CoreStorage
+): Effect.Effect<TestCluster.TestCluster.Service> =>
   Effect.clockWith((clock) =>
     Effect.sync(() => {
       const core = new Core({
         now: () => clock.currentTimeMillisUnsafe(),
         historySize: options.historySize,
         namespaceLifecycle: options.namespaceLifecycle,
-        seed: options.seed
+        seed: options.seed,
+        storage
       })
       const resolve = (apiVersion: string, kind: string) => attempt(() => core.resolveKind(apiVersion, kind))
       const op = <A>(
@@ -54,8 +61,19 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
         namespace: string | undefined,
         f: (rt: ResourceType) => A
       ): Effect.Effect<A, ApiError.ApiError> =>
-        Effect.flatMap(resolve(apiVersion, kind), (rt) =>
-          Effect.andThen(guard(core, verb, rt, namespace), attempt(() => f(rt))))
+        Effect.flatMap(
+          resolve(apiVersion, kind),
+          (rt) => Effect.andThen(guard(core, verb, rt, namespace), attempt(() => f(rt)))
+        )
+
+      /** A list from the "watch cache" waits for a resourceVersion not reached yet, then fails (kube-apiserver). */
+      const freshList = (query: TestCluster.ListQuery): Effect.Effect<void, ApiError.ApiError> => {
+        const from = Freshness.cachedNotOlderThan(query)
+        return !Freshness.behind(core, from) ? Effect.void : Effect.flatMap(
+          Freshness.awaitResourceVersion(core, from!, Freshness.defaultWaitMillis),
+          (fresh) => fresh ? Effect.void : Effect.fail(Freshness.tooLarge(from!, core))
+        )
+      }
 
       const watch = (query: TestCluster.WatchQuery): Stream.Stream<WatchEvent, ApiError.ApiError> =>
         Stream.unwrap(Effect.gen(function*() {
@@ -66,10 +84,23 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
             const status = ApiError.make(410, "Expired", "too old resource version: injected fault").status
             return Stream.make({ type: "ERROR", object: status as unknown as KubeObject } satisfies WatchEvent)
           }
-          const hooks = {
-            drop: () =>
-              Queue.offerUnsafe(queue, END),
-            garble: () => {}
+          const from = Freshness.requested(query.resourceVersion)
+          if (
+            query.sendInitialEvents === true && Freshness.behind(core, from) &&
+            !(yield* Freshness.awaitResourceVersion(core, from!, Freshness.defaultWaitMillis))
+          ) {
+            // a watch-list from a resourceVersion not reached within the wait: an ERROR event (kube-apiserver)
+            const status = Freshness.tooLarge(from!, core).status
+            return Stream.make({ type: "ERROR", object: status as unknown as KubeObject } satisfies WatchEvent)
+          }
+          const clock = yield* Clock.Clock
+          const pace = new WatchPace(core.faults, rt, query.namespace)
+          const hooks: OpenWatch = {
+            drop: () => void Queue.offerUnsafe(queue, END),
+            garble: () => {},
+            stall: (millis) => pace.stall(clock.currentTimeMillisUnsafe(), millis),
+            rt,
+            namespace: query.namespace
           }
           const handle = yield* Effect.acquireRelease(
             attempt(() =>
@@ -93,11 +124,24 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
           // start on a later scheduler turn, and TestClock.adjust waits one turn only): their sleeps are registered
           // when the watch opens, and a bookmark never overtakes an event queued before it.
           if (query.allowWatchBookmarks === true) {
-            yield* Effect.sleep(query.bookmarkInterval ?? "1 minute").pipe(
-              Effect.andThen(Effect.sync(() => Queue.offerUnsafe(queue, core.bookmark(rt)))),
-              Effect.forever,
-              Effect.forkScoped({ startImmediately: true })
-            )
+            // every bookmarkInterval and 2 s before the deadline; never older than the watch's start (kube-apiserver)
+            const interval = Duration.toMillis(Duration.fromInputUnsafe(query.bookmarkInterval ?? "1 minute"))
+            const now = clock.currentTimeMillisUnsafe()
+            const deadline = query.timeoutSeconds !== undefined && query.timeoutSeconds > 0
+              ? now + query.timeoutSeconds * 1000
+              : undefined
+            const bookmarks: Effect.Effect<void> = Effect.suspend(() => {
+              const at = Freshness.nextBookmarkAt(clock.currentTimeMillisUnsafe(), interval, deadline)
+              if (at === undefined) return Effect.void
+              return Effect.sleep(Duration.millis(at - clock.currentTimeMillisUnsafe())).pipe(
+                Effect.andThen(Effect.sync(() => {
+                  const bookmark = Freshness.bookmarkFor(core, rt, from)
+                  if (bookmark !== undefined) Queue.offerUnsafe(queue, bookmark)
+                })),
+                Effect.andThen(bookmarks)
+              )
+            })
+            yield* Effect.forkScoped(bookmarks, { startImmediately: true })
           }
           if (query.timeoutSeconds !== undefined && query.timeoutSeconds > 0) {
             yield* Effect.sleep(Duration.seconds(query.timeoutSeconds)).pipe(
@@ -105,35 +149,50 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
               Effect.forkScoped({ startImmediately: true })
             )
           }
-          return Stream.fromQueue(queue).pipe(
-            Stream.takeWhile((e): e is WatchEvent => e !== END),
-            Stream.takeUntil((e) => e.type === "ERROR")
+          // stalled and delayed watches (Faults) hold everything, the end included, on Effect's Clock
+          return paceStream(
+            Stream.fromQueue(queue).pipe(
+              Stream.takeWhile((e): e is WatchEvent => e !== END),
+              Stream.takeUntil((e) => e.type === "ERROR")
+            ),
+            pace
           )
         }))
 
       const service: TestCluster.TestCluster.Service = {
         create: (object, opts) =>
-          op("create", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
-            core.create(rt, object.metadata?.namespace, object, { fieldManager: opts?.fieldManager ?? "testkit" })),
-        get: (ref) =>
-          op("get", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
-            core.get(rt, ref.namespace, ref.name)),
+          op(
+            "create",
+            object.apiVersion,
+            object.kind,
+            object.metadata?.namespace,
+            (rt) =>
+              core.create(rt, object.metadata?.namespace, object, { fieldManager: opts?.fieldManager ?? "testkit" })
+          ),
+        get: (ref) => op("get", ref.apiVersion, ref.kind, ref.namespace, (rt) => core.get(rt, ref.namespace, ref.name)),
         list: (query) =>
           Effect.flatMap(resolve(query.apiVersion, query.kind), (rt) =>
             Effect.andThen(
               guard(core, "list", rt, query.namespace),
               core.faults.takeExpire("list")
                 ? Effect.fail(ApiError.make(410, "Expired", "too old resource version: injected fault"))
-                : attempt(() =>
-                  core.list(rt, query.namespace, query)
+                : Effect.andThen(
+                  freshList(query),
+                  attempt(() => core.list(rt, query.namespace, query))
                 )
             )),
         update: (object, opts) =>
-          op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
-            core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
-              fieldManager: opts?.fieldManager ?? "testkit",
-              subresource: opts?.subresource
-            })),
+          op(
+            "update",
+            object.apiVersion,
+            object.kind,
+            object.metadata?.namespace,
+            (rt) =>
+              core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
+                fieldManager: opts?.fieldManager ?? "testkit",
+                subresource: opts?.subresource
+              })
+          ),
         updateStatus: (object, opts) =>
           op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
             core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
@@ -148,15 +207,24 @@ export const make = (options: TestCluster.Options = {}): Effect.Effect<TestClust
               force: patch.type === "apply" ? patch.force : undefined
             }).object),
         apply: (object, opts) =>
-          op("patch", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
-            core.patch(rt, object.metadata?.namespace, object.metadata?.name ?? "", "apply", object, opts).object),
+          op(
+            "patch",
+            object.apiVersion,
+            object.kind,
+            object.metadata?.namespace,
+            (rt) =>
+              core.patch(rt, object.metadata?.namespace, object.metadata?.name ?? "", "apply", object, opts).object
+          ),
         delete: (ref, opts) =>
-          op("delete", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
-            core.delete(rt, ref.namespace, ref.name, opts ?? {})),
+          op(
+            "delete",
+            ref.apiVersion,
+            ref.kind,
+            ref.namespace,
+            (rt) => core.delete(rt, ref.namespace, ref.name, opts ?? {})
+          ),
         watch,
-        resourceVersion: Effect.sync(() =>
-          core.resourceVersion()
-        ),
+        resourceVersion: Effect.sync(() => core.resourceVersion()),
         compact: Effect.sync(() =>
           core.compact()
         ),

@@ -3,6 +3,7 @@ import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
 import * as KubeError from "@reconcile/kube/KubeError"
 import type * as Resource from "@reconcile/kube/Resource"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -12,7 +13,8 @@ import type { KubeObject, WatchEvent } from "../KubeObject.js"
 import type { ResourceType } from "../ResourceType.js"
 import { TestCluster } from "../TestCluster.js"
 import type * as TestKube from "../TestKube.js"
-import type { Verb } from "./faults.js"
+import { type OpenWatch, paceStream, type Verb, WatchPace } from "./faults.js"
+import * as Freshness from "./freshness.js"
 import type { Core } from "./store.js"
 import { coreOf, toApiError } from "./testCluster.js"
 
@@ -377,7 +379,7 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
       case "DELETED": {
         const _tag = event.type === "ADDED" ? "Added" : event.type === "MODIFIED" ? "Modified" : "Deleted"
         return Effect.match(resource.decode(event.object), {
-          onFailure: (error): KubeClient.WatchEvent<A> => ({ _tag: "Undecodable", error }),
+          onFailure: (error): KubeClient.WatchEvent<A> => ({ _tag: "Undecodable", error, type: _tag }),
           onSuccess: (object): KubeClient.WatchEvent<A> => ({ _tag, object })
         })
       }
@@ -422,9 +424,14 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
         const status = ApiError.make(410, "Expired", "too old resource version: injected fault").status
         return Stream.fromEffect(toEvent(resource, { type: "ERROR", object: status as unknown as KubeObject }))
       }
-      const hooks = {
+      const clock = yield* Clock.Clock
+      const pace = new WatchPace(core.faults, target.rt, target.namespace)
+      const hooks: OpenWatch = {
         drop: () => Queue.offerUnsafe(queue, DROP),
-        garble: () => Queue.offerUnsafe(queue, GARBLE)
+        garble: () => Queue.offerUnsafe(queue, GARBLE),
+        stall: (millis) => pace.stall(clock.currentTimeMillisUnsafe(), millis),
+        rt: target.rt,
+        namespace: target.namespace
       }
       const handle = yield* Effect.acquireRelease(
         Effect.try({
@@ -467,15 +474,29 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
         })
       )
       if (options?.allowWatchBookmarks === true) {
-        const bookmarks = Stream.fromEffectRepeat(Effect.as(Effect.sleep(bookmarkInterval), undefined)).pipe(
-          Stream.mapEffect(() => toEvent(resource, core.bookmark(target.rt)))
+        // every bookmarkInterval and 2 s before the deadline; never older than the watch's start (kube-apiserver)
+        const from = Freshness.requested(options.resourceVersion)
+        const interval = Duration.toMillis(bookmarkInterval)
+        const deadline = options.timeoutSeconds !== undefined && options.timeoutSeconds > 0
+          ? clock.currentTimeMillisUnsafe() + options.timeoutSeconds * 1000
+          : undefined
+        const due = Effect.suspend(() => {
+          const now = clock.currentTimeMillisUnsafe()
+          const at = Freshness.nextBookmarkAt(now, interval, deadline)
+          return at === undefined ? Effect.never : Effect.sleep(Duration.millis(at - now))
+        })
+        const bookmarks = Stream.fromEffectRepeat(due).pipe(
+          Stream.map(() => Freshness.bookmarkFor(core, target.rt, from)),
+          Stream.filter((bookmark): bookmark is WatchEvent => bookmark !== undefined),
+          Stream.mapEffect((bookmark) => toEvent(resource, bookmark))
         )
         events = Stream.merge(events, bookmarks, { haltStrategy: "left" })
       }
       if (options?.timeoutSeconds !== undefined && options.timeoutSeconds > 0) {
         events = Stream.interruptWhen(events, Effect.sleep(Duration.seconds(options.timeoutSeconds)))
       }
-      return events
+      // stalled and delayed watches (Faults) hold everything, the end included, on Effect's Clock
+      return paceStream(events, pace)
     }))
   }
 

@@ -10,7 +10,8 @@ import * as YAML from "yaml"
 import * as ApiError from "../../ApiError.js"
 import type { KubeObject, WatchEvent } from "../../KubeObject.js"
 import type { ResourceType } from "../../ResourceType.js"
-import type { Verb } from "../faults.js"
+import { type OpenWatch, paceWrites, type Verb, WatchPace } from "../faults.js"
+import * as Freshness from "../freshness.js"
 import { isObject, type Obj } from "../json.js"
 import { badRequest, type Core, type DeleteOptions, type PatchType } from "../store.js"
 import { toApiError } from "../testCluster.js"
@@ -23,6 +24,8 @@ export interface ServerOptions {
   readonly tls: { readonly cert: string; readonly key: string }
   readonly token: string
   readonly bookmarkIntervalMs: number
+  /** How long a list or watch-list from a resourceVersion the server has not reached waits for it (default 3 s). */
+  readonly resourceVersionWaitMs?: number | undefined
   readonly log: ((line: string) => void) | undefined
 }
 
@@ -30,6 +33,17 @@ export interface RunningServer {
   readonly port: number
   readonly close: () => Promise<void>
 }
+
+/** Resolves once `core` has reached `from`, or after `millis` (polling every 20 ms). */
+const waitFor = (core: Core, from: number, millis: number): Promise<void> =>
+  new Promise((resolve) => {
+    const deadline = Date.now() + millis
+    const poll = (): void => {
+      if (!Freshness.behind(core, from) || Date.now() >= deadline) resolve()
+      else setTimeout(poll, Math.min(20, Math.max(1, deadline - Date.now())))
+    }
+    poll()
+  })
 
 class HttpFailure {
   constructor(readonly error: ApiError.ApiError) {}
@@ -122,6 +136,7 @@ const isBuiltin = (rt: ResourceType): boolean =>
   ["", "apps", "coordination.k8s.io", "events.k8s.io", "apiextensions.k8s.io"].includes(rt.group)
 
 export const start = (core: Core, options: ServerOptions): Promise<RunningServer> => {
+  const waitMs = options.resourceVersionWaitMs ?? Freshness.defaultWaitMillis
   const sockets = new Set<Socket>()
   const httpWatches = new Set<{ readonly drop: () => void }>()
 
@@ -202,6 +217,21 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     })
     res.socket?.setNoDelay(true)
     res.flushHeaders()
+    const from = Freshness.requested(q.get("resourceVersion") ?? undefined)
+    if (bool(q.get("sendInitialEvents")) === true && Freshness.behind(core, from)) {
+      // a watch-list waits for the resourceVersion like a list, and fails with an ERROR event (kube-apiserver)
+      await waitFor(core, from!, waitMs)
+      if (Freshness.behind(core, from)) {
+        res.end(`${JSON.stringify({ type: "ERROR", object: Freshness.tooLarge(from!, core).status })}\n`)
+        return
+      }
+    }
+    // stalled and delayed watches (Faults) hold lines and the end on the wall clock
+    let ended = false
+    const pace = new WatchPace(core.faults, r.rt, r.namespace)
+    const paced = paceWrites(pace, (line) => {
+      if (!ended) res.write(line)
+    }, () => finish())
     const write = (event: WatchEvent): void => {
       let object: unknown = event.object
       if (event.type !== "ERROR" && event.type !== "BOOKMARK") {
@@ -215,35 +245,34 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
           )
         } else if (accept.includes("as=PartialObjectMetadata")) object = Table.partialObject(event.object)
       }
-      res.write(`${JSON.stringify({ type: event.type, object })}\n`)
+      paced.write(`${JSON.stringify({ type: event.type, object })}\n`)
     }
     if (core.faults.takeExpire("watch")) {
-      write({
-        type: "ERROR",
-        object: ApiError.make(410, "Expired", "too old resource version: injected fault")
-          .status as unknown as KubeObject
-      })
-      res.end()
+      const status = ApiError.make(410, "Expired", "too old resource version: injected fault").status
+      res.end(`${JSON.stringify({ type: "ERROR", object: status })}\n`)
       return
     }
-    let ended = false
     const timers: Array<NodeJS.Timeout> = []
     // assigned once below, but `cleanup` (defined first) may run before the watch is open
     // eslint-disable-next-line prefer-const
     let handle: { readonly open: boolean; readonly close: () => void } | undefined
-    const hooks = {
+    const hooks: OpenWatch = {
       drop: () => {
         cleanup()
         req.socket.destroy()
       },
       garble: () => {
         if (!ended) res.write("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\u0000garbled\n")
-      }
+      },
+      stall: (millis) => paced.stall(millis),
+      rt: r.rt,
+      namespace: r.namespace
     }
     const cleanup = (): void => {
       if (ended) return
       ended = true
       for (const t of timers) clearTimeout(t)
+      paced.cancel()
       handle?.close()
       core.faults.openWatches.delete(hooks)
       httpWatches.delete(hooks)
@@ -264,19 +293,27 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     }, (event) => {
       if (!ended) write(event)
     })
-    if (!handle.open) return finish()
+    if (!handle.open) return paced.end()
     if (core.faults.takeDrop()) return hooks.drop()
     core.faults.openWatches.add(hooks)
     httpWatches.add(hooks)
     const timeout = int(q.get("timeoutSeconds"))
-    if (timeout !== undefined && timeout > 0) timers.push(setTimeout(finish, timeout * 1000))
+    if (timeout !== undefined && timeout > 0) timers.push(setTimeout(paced.end, timeout * 1000))
     if (bool(q.get("allowWatchBookmarks")) === true) {
+      // every bookmarkInterval and 2 s before the deadline; never older than the watch's start (kube-apiserver)
+      const deadline = timeout !== undefined && timeout > 0 ? Date.now() + timeout * 1000 : undefined
+      const schedule = (): void => {
+        const now = Date.now()
+        const at = Freshness.nextBookmarkAt(now, options.bookmarkIntervalMs, deadline)
+        if (at !== undefined) timers.push(setTimeout(tick, at - now))
+      }
       const tick = (): void => {
         if (ended) return
-        write(core.bookmark(r.rt))
-        timers.push(setTimeout(tick, options.bookmarkIntervalMs))
+        const bookmark = Freshness.bookmarkFor(core, r.rt, from)
+        if (bookmark !== undefined) write(bookmark)
+        schedule()
       }
-      timers.push(setTimeout(tick, options.bookmarkIntervalMs))
+      schedule()
     }
   }
 
@@ -303,14 +340,21 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       if (core.faults.takeExpire("list")) {
         throw new HttpFailure(ApiError.make(410, "Expired", "too old resource version: injected fault"))
       }
-      const list = core.list(rt, namespace, {
+      const listOptions = {
         labelSelector: q.get("labelSelector") ?? undefined,
         fieldSelector: q.get("fieldSelector") ?? undefined,
         limit: int(q.get("limit")),
         continue: q.get("continue") ?? undefined,
         resourceVersion: q.get("resourceVersion") ?? undefined,
         resourceVersionMatch: q.get("resourceVersionMatch") ?? undefined
-      })
+      }
+      // from the "watch cache": wait for a resourceVersion not reached yet, then 504 with Retry-After (kube-apiserver)
+      const from = Freshness.cachedNotOlderThan(listOptions)
+      if (Freshness.behind(core, from)) {
+        await waitFor(core, from!, waitMs)
+        if (Freshness.behind(core, from)) throw new HttpFailure(Freshness.tooLarge(from!, core))
+      }
+      const list = core.list(rt, namespace, listOptions)
       const accept = req.headers.accept ?? ""
       if (accept.includes("as=Table")) {
         return sendJson(

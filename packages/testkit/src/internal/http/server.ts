@@ -76,8 +76,12 @@ const readBody = (req: Http.IncomingMessage): Promise<string> =>
     req.on("error", reject)
   })
 
+/**
+ * A boolean query parameter as kube-apiserver reads it (apimachinery's string → bool conversion): absent is
+ * unset; "0" or "false" in any case is false; anything else — "true", "True" (Python's client), "1", "" — true.
+ */
 const bool = (value: string | null): boolean | undefined =>
-  value === null ? undefined : value === "true" || value === "1" || value === ""
+  value === null ? undefined : !(value === "0" || value.toLowerCase() === "false")
 
 const int = (value: string | null): number | undefined => {
   if (value === null || value === "") return undefined

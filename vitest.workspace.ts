@@ -9,5 +9,6 @@ export default [
   "packages/testkit",
   "examples/config-rollout",
   "examples/external-trigger",
-  "examples/webapp"
+  "examples/webapp",
+  "chaos"
 ]

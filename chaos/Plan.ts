@@ -1,0 +1,275 @@
+/**
+ * The seeded schedule of a chaos run: which faults and which load operations happen, and when (in seconds after
+ * the fault phase starts). The same seed and duration give the same plan; only the timing of the processes is
+ * real. Pure: no I/O.
+ */
+
+/** A deterministic pseudo-random source (mulberry32). */
+export class Rng {
+  private state: number
+
+  constructor(seed: number) {
+    this.state = (seed ^ 0x9e3779b9) >>> 0
+  }
+
+  /** Uniform in [0, 1). */
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0
+    let t = this.state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+
+  /** Uniform in [min, max]. */
+  between(min: number, max: number): number {
+    return min + (max - min) * this.next()
+  }
+
+  /** An integer in [min, max]. */
+  int(min: number, max: number): number {
+    return Math.floor(this.between(min, max + 1 - 1e-9))
+  }
+
+  /** One of `items`, by weight. */
+  weighted<A extends string>(items: ReadonlyArray<readonly [A, number]>): A {
+    const total = items.reduce((sum, [, w]) => sum + w, 0)
+    let r = this.next() * total
+    for (const [item, w] of items) {
+      if ((r -= w) < 0) return item
+    }
+    return items[items.length - 1]![0]
+  }
+}
+
+/** Which proxy listener a connection fault applies to. */
+export type Listener = "passthrough" | "terminating" | "any"
+
+/** One fault. `at` and durations are in seconds; `pick` chooses among what exists at that moment. */
+export type Fault =
+  | {
+    readonly kind: "reset"
+    readonly at: number
+    readonly listener: Listener
+    readonly all: boolean
+    readonly pick: number
+  }
+  | {
+    readonly kind: "stall"
+    readonly at: number
+    readonly duration: number
+    readonly listener: Listener
+    readonly all: boolean
+    readonly pick: number
+  }
+  | { readonly kind: "blackhole"; readonly at: number; readonly listener: Listener; readonly pick: number }
+  | { readonly kind: "fragment"; readonly at: number; readonly duration: number; readonly listener: Listener }
+  | {
+    readonly kind: "latency"
+    readonly at: number
+    readonly duration: number
+    readonly listener: Listener
+    readonly ms: number
+  }
+  | { readonly kind: "freeze"; readonly at: number; readonly duration: number }
+  | {
+    readonly kind: "restart"
+    readonly at: number
+    readonly signal: "SIGTERM" | "SIGKILL"
+    readonly down: number
+  }
+  | { readonly kind: "leader-kill"; readonly at: number; readonly signal: "SIGTERM" | "SIGKILL" }
+  | {
+    readonly kind: "stale-takeover"
+    readonly at: number
+    /** How long every connection of the follower stays stalled. */
+    readonly duration: number
+    /** Seconds into the stall when the leader is killed. */
+    readonly killAfter: number
+    readonly signal: "SIGTERM" | "SIGKILL"
+  }
+
+/** Every fault kind, in report order. */
+export const faultKinds = [
+  "reset",
+  "stall",
+  "blackhole",
+  "fragment",
+  "latency",
+  "freeze",
+  "restart",
+  "leader-kill",
+  "stale-takeover"
+] as const
+
+/** A fault kind. */
+export type FaultKind = typeof faultKinds[number]
+
+/** One load operation on WebApps; `pick` chooses the app among the candidates at that moment. */
+export interface LoadOp {
+  readonly at: number
+  readonly op: "create" | "edit" | "delete" | "edit-delete" | "replace" | "recreate" | "poison-delete"
+  readonly pick: number
+  /** Chooses the new spec, the note, and the like. */
+  readonly variant: number
+}
+
+/** A whole run's schedule. */
+export interface Plan {
+  readonly seed: number
+  readonly duration: number
+  /** WebApps created (and Ready) before the faults start. */
+  readonly initialApps: number
+  readonly faults: ReadonlyArray<Fault>
+  readonly load: ReadonlyArray<LoadOp>
+}
+
+const round = (x: number) => Math.round(x * 10) / 10
+
+/** The plan of `seed` for a fault phase of `duration` seconds. */
+export const make = (seed: number, duration: number): Plan => {
+  const faults = planFaults(new Rng(seed), duration)
+  const load = planLoad(new Rng(seed * 7919 + 17), duration)
+  return { seed, duration, initialApps: 12, faults, load }
+}
+
+const listenerOf = (rng: Rng): Listener => rng.weighted([["terminating", 2], ["passthrough", 1], ["any", 1]])
+
+const planFaults = (rng: Rng, duration: number): ReadonlyArray<Fault> => {
+  const out: Array<Fault> = []
+  // server faults (freeze, restart) never overlap; leader kills are spaced out
+  let serverFreeAt = 0
+  let leaderFreeAt = 0
+  for (let t = rng.between(1, 4); t < duration - 1; t += rng.between(1.5, 6)) {
+    const at = round(t)
+    const left = duration - at
+    const kind = rng.weighted<FaultKind>([
+      ["reset", 3],
+      ["stall", 3],
+      ["fragment", 2],
+      ["latency", 2],
+      ["blackhole", 0.6],
+      ["freeze", 1.2],
+      ["restart", 1.2],
+      ["leader-kill", 1],
+      ["stale-takeover", 1]
+    ])
+    switch (kind) {
+      case "reset":
+        out.push({ kind, at, listener: listenerOf(rng), all: rng.next() < 0.3, pick: rng.next() })
+        break
+      case "stall":
+        out.push({
+          kind,
+          at,
+          duration: round(Math.min(left, rng.between(8, 40))),
+          listener: listenerOf(rng),
+          all: rng.next() < 0.4,
+          pick: rng.next()
+        })
+        break
+      case "blackhole":
+        out.push({ kind, at, listener: listenerOf(rng), pick: rng.next() })
+        break
+      case "fragment":
+        out.push({ kind, at, duration: round(Math.min(left, rng.between(3, 15))), listener: listenerOf(rng) })
+        break
+      case "latency":
+        out.push({
+          kind,
+          at,
+          duration: round(Math.min(left, rng.between(3, 15))),
+          listener: listenerOf(rng),
+          ms: rng.int(20, 800)
+        })
+        break
+      case "freeze": {
+        if (at < serverFreeAt) break
+        const d = round(Math.min(left, rng.between(4, 35)))
+        out.push({ kind, at, duration: d })
+        serverFreeAt = at + d + 5
+        break
+      }
+      case "restart": {
+        if (at < serverFreeAt) break
+        const down = round(rng.between(0, 3))
+        out.push({ kind, at, signal: rng.next() < 0.5 ? "SIGTERM" : "SIGKILL", down })
+        serverFreeAt = at + down + 8
+        break
+      }
+      case "leader-kill":
+        if (at < leaderFreeAt) break
+        out.push({ kind, at, signal: rng.next() < 0.5 ? "SIGTERM" : "SIGKILL" })
+        leaderFreeAt = at + 15
+        break
+      case "stale-takeover": {
+        if (at < leaderFreeAt || left < 10) break
+        const d = round(Math.min(left, rng.between(15, 40)))
+        out.push({
+          kind,
+          at,
+          duration: d,
+          killAfter: round(rng.between(3, Math.min(10, d - 2))),
+          signal: rng.next() < 0.7 ? "SIGTERM" : "SIGKILL"
+        })
+        leaderFreeAt = at + d
+        break
+      }
+    }
+  }
+  return out
+}
+
+const planLoad = (rng: Rng, duration: number): ReadonlyArray<LoadOp> => {
+  const out: Array<LoadOp> = []
+  for (let t = rng.between(0, 1); t < duration - 0.5; t += rng.between(0.2, 1.4)) {
+    const op = rng.weighted<LoadOp["op"]>([
+      ["create", 26],
+      ["edit", 34],
+      ["delete", 14],
+      ["edit-delete", 8],
+      ["replace", 6],
+      ["recreate", 6],
+      ["poison-delete", 4]
+    ])
+    out.push({ at: round(t), op, pick: rng.next(), variant: rng.int(0, 1_000_000) })
+  }
+  return out
+}
+
+/** Counts of the planned faults by kind. */
+export const countFaults = (plan: Plan): Record<FaultKind, number> => {
+  const counts = Object.fromEntries(faultKinds.map((k) => [k, 0])) as Record<FaultKind, number>
+  for (const f of plan.faults) counts[f.kind]++
+  return counts
+}
+
+const listenerText = (listener: Listener) => listener === "any" ? "" : ` ${listener}`
+
+/** One line per fault, for `--plan` and failure reports. */
+export const describeFault = (fault: Fault): string => {
+  const at = `t=${fault.at.toFixed(1)}s`.padEnd(8)
+  switch (fault.kind) {
+    case "reset":
+      return `${at} reset ${fault.all ? "every" : "one"}${listenerText(fault.listener)} connection mid-response`
+    case "stall":
+      return `${at} stall ${fault.all ? "every" : "one"}${
+        listenerText(fault.listener)
+      } connection for ${fault.duration}s`
+    case "blackhole":
+      return `${at} blackhole one${listenerText(fault.listener)} connection (silent until the operator closes it)`
+    case "fragment":
+      return `${at} fragment${listenerText(fault.listener)} traffic into 1–7 byte pieces for ${fault.duration}s`
+    case "latency":
+      return `${at} ${fault.ms} ms latency on${listenerText(fault.listener)} traffic for ${fault.duration}s`
+    case "freeze":
+      return `${at} freeze the API server (SIGSTOP) for ${fault.duration}s`
+    case "restart":
+      return `${at} restart the API server (${fault.signal}, down ${fault.down}s)`
+    case "leader-kill":
+      return `${at} kill the leading operator (${fault.signal})`
+    case "stale-takeover":
+      return `${at} stall the follower's watches for ${fault.duration}s, kill the leader (${fault.signal}) ` +
+        `${fault.killAfter}s in`
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The schedule: one seed, one plan; every fault inside the fault phase; server faults never overlap.
+ */
+import { describe, expect, it } from "vitest"
+import * as Plan from "../Plan.js"
+
+describe("Plan", () => {
+  it("gives the same plan for the same seed and duration, and another for another seed", () => {
+    expect(Plan.make(7, 60)).toEqual(Plan.make(7, 60))
+    expect(Plan.make(7, 60).faults).not.toEqual(Plan.make(8, 60).faults)
+    expect(Plan.make(7, 60).load).not.toEqual(Plan.make(8, 60).load)
+  })
+
+  it("keeps every fault and load operation inside the fault phase", () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const duration = 10 + (seed % 7) * 20
+      const plan = Plan.make(seed, duration)
+      for (const fault of plan.faults) {
+        expect(fault.at).toBeGreaterThanOrEqual(0)
+        expect(fault.at).toBeLessThan(duration)
+        if ("duration" in fault) expect(fault.at + fault.duration).toBeLessThanOrEqual(duration + 0.11)
+      }
+      for (const op of plan.load) expect(op.at).toBeLessThan(duration)
+    }
+  })
+
+  it("never overlaps two server faults (freeze, restart) and spaces leader kills", () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const plan = Plan.make(seed, 300)
+      let serverFree = 0
+      let lastKill = -Infinity
+      for (const fault of plan.faults) {
+        if (fault.kind === "freeze" || fault.kind === "restart") {
+          expect(fault.at).toBeGreaterThanOrEqual(serverFree)
+          serverFree = fault.at + (fault.kind === "freeze" ? fault.duration : fault.down)
+        }
+        if (fault.kind === "leader-kill") {
+          expect(fault.at - lastKill).toBeGreaterThanOrEqual(15)
+          lastKill = fault.at
+        }
+      }
+    }
+  })
+
+  it("covers every fault kind and load operation over 20 seeds of 60 seconds", () => {
+    const kinds = new Set<string>()
+    const ops = new Set<string>()
+    for (let seed = 1; seed <= 20; seed++) {
+      const plan = Plan.make(seed, 60)
+      for (const fault of plan.faults) kinds.add(fault.kind)
+      for (const op of plan.load) ops.add(op.op)
+    }
+    expect([...kinds].sort()).toEqual([...Plan.faultKinds].sort())
+    expect([...ops].sort()).toEqual([
+      "create",
+      "delete",
+      "edit",
+      "edit-delete",
+      "poison-delete",
+      "recreate",
+      "replace"
+    ])
+  })
+
+  it("describes each fault on one line", () => {
+    const lines = Plan.make(3, 120).faults.map(Plan.describeFault)
+    for (const line of lines) expect(line).toMatch(/^t=\d+\.\ds\s+\S/)
+  })
+})
+
+describe("Rng", () => {
+  it("stays in [0, 1) and is uniform enough", () => {
+    const rng = new Plan.Rng(42)
+    const buckets = Array.from({ length: 10 }, () => 0)
+    for (let i = 0; i < 10_000; i++) {
+      const x = rng.next()
+      expect(x).toBeGreaterThanOrEqual(0)
+      expect(x).toBeLessThan(1)
+      buckets[Math.floor(x * 10)]!++
+    }
+    for (const b of buckets) expect(b).toBeGreaterThan(850)
+  })
+
+  it("int stays in its closed range", () => {
+    const rng = new Plan.Rng(1)
+    const seen = new Set<number>()
+    for (let i = 0; i < 1000; i++) seen.add(rng.int(1, 7))
+    expect([...seen].sort()).toEqual([1, 2, 3, 4, 5, 6, 7])
+  })
+})

@@ -54,7 +54,7 @@ export interface PrinterColumn {
 
 /**
  * The built-in kinds: Namespace, ConfigMap, Secret, Service, Pod, Event (v1),
- * Deployment (apps/v1), Lease (coordination.k8s.io/v1), Event (events.k8s.io/v1),
+ * Deployment, ReplicaSet, StatefulSet (apps/v1), Lease (coordination.k8s.io/v1), Event (events.k8s.io/v1),
  * CustomResourceDefinition (apiextensions.k8s.io/v1).
  *
  * @since 0.1.0

@@ -95,6 +95,28 @@ export const builtins: ReadonlyArray<ResourceType> = [
     tracksGeneration: true,
     listKeys: podSpecKeys("spec.template.spec")
   }),
+  builtin({
+    group: "apps",
+    version: "v1",
+    plural: "replicasets",
+    kind: "ReplicaSet",
+    namespaced: true,
+    shortNames: ["rs"],
+    hasStatus: true,
+    tracksGeneration: true,
+    listKeys: podSpecKeys("spec.template.spec")
+  }),
+  builtin({
+    group: "apps",
+    version: "v1",
+    plural: "statefulsets",
+    kind: "StatefulSet",
+    namespaced: true,
+    shortNames: ["sts"],
+    hasStatus: true,
+    tracksGeneration: true,
+    listKeys: podSpecKeys("spec.template.spec")
+  }),
   builtin({ group: "coordination.k8s.io", version: "v1", plural: "leases", kind: "Lease", namespaced: true }),
   builtin({
     group: "events.k8s.io",

@@ -172,7 +172,9 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
       "--kubeconfig",
       serverKubeconfig,
       ...(features.stateDir ? ["--state-dir", path.join(serverDir, "state")] : []),
-      ...(features.data ? ["--data", path.join(serverDir, "data")] : [])
+      ...(features.data ? ["--data", path.join(serverDir, "data")] : []),
+      // the run has its own Deployment simulator (below): the server's controller manager stays off
+      ...(/--no-controllers\b/.test(features.help) ? ["--no-controllers"] : [])
     ]
     const direct = new Direct(serverKubeconfig)
     let server: Child | undefined

@@ -36,6 +36,37 @@ export interface ResourceType {
   readonly listKeys: ReadonlyMap<string, ReadonlyArray<string>>
   /** For custom resources: the CRD's columns to print (`kubectl get`). */
   readonly printerColumns: ReadonlyArray<PrinterColumn>
+  /**
+   * Create-only and never stored (authorization.k8s.io access reviews): discovery lists only `create`, a create
+   * returns the answer, other verbs get 405.
+   */
+  readonly createOnly?: boolean | undefined
+  /** Where the `/scale` subresource (autoscaling/v1 Scale) reads and writes replicas, when the kind has one. */
+  readonly scale?: ScaleSubresource | undefined
+  /**
+   * For custom resources: the served version's `openAPIV3Schema` (a structural schema). Objects written are
+   * pruned, defaulted and validated against it (422 Invalid), as kube-apiserver does.
+   */
+  readonly schema?: unknown
+  /**
+   * For custom resources: the served version's `selectableFields` (their JSON paths without the leading dot,
+   * `spec.color`), usable in field selectors besides `metadata.name` and `metadata.namespace`.
+   */
+  readonly selectableFields?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * The paths behind a `/scale` subresource, as a CRD's `subresources.scale` declares them (JSON paths such as
+ * `.spec.replicas`); Deployments, ReplicaSets and StatefulSets use `.spec.replicas`, `.status.replicas` and
+ * `.spec.selector` (a label selector object, rendered as a string).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ScaleSubresource {
+  readonly specReplicasPath: string
+  readonly statusReplicasPath: string
+  readonly labelSelectorPath?: string | undefined
 }
 
 /**

@@ -2,19 +2,90 @@
  * Built-in controllers that make the in-memory cluster behave like a real one
  * for the kinds operators usually create.
  *
- * - {@link deploymentStatus}: a Deployment's `status` follows its spec after
- *   a delay (driven by Effect's `Clock`, so `TestClock` controls it).
- * - Namespace deletion removing the namespace's objects is built into the
- *   cluster (synchronous, see `TestCluster.Options.namespaceLifecycle`).
+ * - {@link controllerManager}: a small kube-controller-manager (with the
+ *   scheduler and kubelet as far as Pods need them). Deployments get
+ *   ReplicaSets named `<deployment>-<pod-template-hash>` (revision annotations,
+ *   controller ownerReferences), ReplicaSets get Pods (`<replicaset>-<5 chars>`)
+ *   that are scheduled to `testkit-node` at once and become Running and Ready
+ *   `podReadyDelay` later (on Effect's `Clock`, so `TestClock` controls it);
+ *   scaling, RollingUpdate (maxSurge / maxUnavailable against available Pods),
+ *   Recreate, pause, revision history (`kubectl rollout status|history|undo`
+ *   work), Deployment and ReplicaSet `status` with upstream conditions.
+ *   `TestApiServer` runs it by default (`controllers: false` turns it off).
+ * - {@link deploymentStatus}: the same manager, under its former name (its
+ *   `delay` is the Pods' readiness delay).
+ * - Namespace deletion removing the namespace's objects, and garbage
+ *   collection through ownerReferences, are built into the cluster
+ *   (synchronous, see `TestCluster.Options.namespaceLifecycle`).
  *
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as internal from "./internal/simulators.js"
-import type { TestCluster } from "./TestCluster.js"
+import * as internal from "./internal/controllerManager.js"
+import { coreOf } from "./internal/testCluster.js"
+import { TestCluster } from "./TestCluster.js"
+
+/**
+ * Options of {@link controllerManager}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ControllerManagerOptions {
+  /** Time from a Pod's creation to Running and Ready (default 1 second). */
+  readonly podReadyDelay?: Duration.Input | undefined
+}
+
+/**
+ * Runs the controller manager over the cluster in context, in scope. One runs
+ * per cluster: starting it again while it runs only changes its options (the
+ * latest win). Its writes go to the cluster directly: `Faults` do not affect it.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { TestClock } from "effect/testing"
+ * import { Simulators, TestCluster } from "@reconcile/testkit"
+ *
+ * const program = Effect.gen(function*() {
+ *   yield* Simulators.controllerManager({ podReadyDelay: "2 seconds" })
+ *   // create a Deployment: its ReplicaSet and Pods follow; Ready after TestClock.adjust("2 seconds")
+ * }).pipe(Effect.scoped, Effect.provide(TestCluster.layer))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const controllerManager = (
+  options?: ControllerManagerOptions
+): Effect.Effect<void, never, TestCluster | Scope.Scope> =>
+  Effect.gen(function*() {
+    const cluster = yield* TestCluster
+    yield* internal.run(coreOf(cluster), options)
+  })
+
+/**
+ * {@link controllerManager} as a Layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerControllerManager = (options?: ControllerManagerOptions): Layer.Layer<never, never, TestCluster> =>
+  Layer.effectDiscard(controllerManager(options))
+
+/**
+ * The pod-template hash of a Deployment's pod template, as its ReplicaSet's
+ * name and `pod-template-hash` label carry it (FNV-32a, encoded with
+ * Kubernetes' vowel-free alphabet; the value is the testkit's own, not a real
+ * cluster's).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const podTemplateHash: (template: unknown) => string = (template) => internal.computeHash(template)
 
 /**
  * Options of {@link deploymentStatus}.
@@ -23,23 +94,22 @@ import type { TestCluster } from "./TestCluster.js"
  * @category models
  */
 export interface DeploymentStatusOptions {
-  /** Time from a spec change to the status reporting it (default 1 second). */
+  /** Time from a Pod's creation to Ready, hence from a spec change to the status reporting it (default 1 second). */
   readonly delay?: Duration.Input | undefined
 }
 
 /**
- * Runs the Deployment status simulator in scope: after `delay`, each
- * Deployment's status gets `observedGeneration = metadata.generation` and
- * `replicas`, `updatedReplicas`, `readyReplicas`, `availableReplicas` equal to
- * `spec.replicas`, with `Available` and `Progressing` conditions. A new change
- * before the delay has passed restarts the delay.
+ * The {@link controllerManager} under its former name: a Deployment's status
+ * follows its spec once its Pods are Ready, `delay` after they are created
+ * (`observedGeneration`, `replicas`, `updatedReplicas`, `readyReplicas`,
+ * `availableReplicas`, `Available` and `Progressing` conditions).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const deploymentStatus: (
-  options?: DeploymentStatusOptions
-) => Effect.Effect<void, never, TestCluster | Scope.Scope> = internal.deploymentStatus
+export const deploymentStatus = (
+  options: DeploymentStatusOptions = {}
+): Effect.Effect<void, never, TestCluster | Scope.Scope> => controllerManager({ podReadyDelay: options.delay })
 
 /**
  * {@link deploymentStatus} as a Layer.
@@ -48,4 +118,4 @@ export const deploymentStatus: (
  * @category layers
  */
 export const layerDeploymentStatus = (options?: DeploymentStatusOptions): Layer.Layer<never, never, TestCluster> =>
-  Layer.effectDiscard(internal.deploymentStatus(options))
+  Layer.effectDiscard(deploymentStatus(options))

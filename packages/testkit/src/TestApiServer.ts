@@ -20,6 +20,7 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/testApiServer.js"
+import type * as Simulators from "./Simulators.js"
 import * as TestCluster from "./TestCluster.js"
 
 /**
@@ -94,6 +95,11 @@ export interface Options {
   readonly tls?: { readonly cert: string; readonly key: string } | undefined
   /** The bearer token to require instead of a generated or stored one (visible ASCII). */
   readonly token?: string | undefined
+  /**
+   * The controller manager (`Simulators.controllerManager`: Deployments get ReplicaSets, ReplicaSets get Pods that
+   * become Ready, statuses follow): on by default; `false` for a bare server, or its options.
+   */
+  readonly controllers?: boolean | Simulators.ControllerManagerOptions | undefined
 }
 
 /**

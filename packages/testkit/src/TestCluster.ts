@@ -103,7 +103,59 @@ export declare namespace TestCluster {
     readonly compact: Effect.Effect<void>
     /** The resource types served now (built-ins and CRD kinds). */
     readonly resources: Effect.Effect<ReadonlyArray<ResourceType>>
+    /**
+     * Reads the autoscaling/v1 `Scale` of an object whose kind has a `/scale` subresource (Deployments,
+     * ReplicaSets, StatefulSets, custom resources whose CRD declares `subresources.scale`).
+     */
+    readonly getScale: (ref: ObjectRef) => Effect.Effect<KubeObject, ApiError>
+    /**
+     * Writes a `Scale` (PUT `/scale`): sets the object's spec replicas; the Scale's `metadata.resourceVersion`,
+     * when set, must be current. Returns the new Scale.
+     */
+    readonly updateScale: (ref: ObjectRef, scale: KubeObject) => Effect.Effect<KubeObject, ApiError>
+    /** Reads a pod's container log as GET `pods/<name>/log` does (empty until a test writes one). */
+    readonly podLog: (query: PodLogQuery) => Effect.Effect<string, ApiError>
+    /**
+     * Sets (or, with `append`, extends) the simulated log of a pod's container; `previous` writes the log of its
+     * previous, terminated instance (`kubectl logs --previous`). Appended lines reach `follow` readers. Logs belong
+     * to the pod (its uid): the pod must exist and have the container (404 / 400 otherwise).
+     */
+    readonly writePodLog: (
+      container: ContainerRef,
+      text: string,
+      options?: { readonly append?: boolean | undefined; readonly previous?: boolean | undefined }
+    ) => Effect.Effect<void, ApiError>
   }
+}
+
+/**
+ * Identifies one container of a pod.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ContainerRef {
+  readonly namespace: string
+  readonly pod: string
+  readonly container: string
+}
+
+/**
+ * A read of a pod's log (`PodLogOptions`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PodLogQuery {
+  readonly namespace: string
+  readonly name: string
+  /** Required when the pod has more than one container. */
+  readonly container?: string | undefined
+  readonly previous?: boolean | undefined
+  readonly tailLines?: number | undefined
+  readonly limitBytes?: number | undefined
+  readonly sinceSeconds?: number | undefined
+  readonly timestamps?: boolean | undefined
 }
 
 /**
@@ -131,6 +183,11 @@ export interface WriteOptions {
   readonly fieldManager?: string | undefined
   /** `"status"` to write the status subresource. */
   readonly subresource?: "status" | undefined
+  /**
+   * `dryRun=All`: the write is validated, defaulted and admitted and the would-be object returned, but nothing is
+   * stored, no watch event is sent and the resourceVersion does not move.
+   */
+  readonly dryRun?: boolean | undefined
 }
 
 /**
@@ -144,6 +201,8 @@ export interface ApplyOptions {
   /** Take ownership of conflicting fields instead of failing with 409. */
   readonly force?: boolean | undefined
   readonly subresource?: "status" | undefined
+  /** `dryRun=All`, as for {@link WriteOptions}. */
+  readonly dryRun?: boolean | undefined
 }
 
 /**
@@ -189,6 +248,11 @@ export interface DeleteOptions {
   readonly preconditions?:
     | { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
     | undefined
+  /**
+   * `dryRun=All`: the delete is checked and its result returned (with a `deletionTimestamp` when finalizers would
+   * keep the object), but nothing changes.
+   */
+  readonly dryRun?: boolean | undefined
 }
 
 /**

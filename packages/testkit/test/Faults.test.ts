@@ -158,7 +158,17 @@ describe("Faults (HTTP)", () => {
       assert.include(aggregated.headers["content-type"], "as=APIGroupDiscoveryList")
       assert.strictEqual(JSON.parse(aggregated.body).kind, "APIGroupDiscoveryList")
       const apps = JSON.parse((yield* get("/apis/apps/v1")).body)
-      assert.deepStrictEqual(apps.resources.map((r: any) => r.name), ["deployments", "deployments/status"])
+      assert.deepStrictEqual(apps.resources.map((r: any) => r.name), [
+        "deployments",
+        "deployments/scale",
+        "deployments/status",
+        "replicasets",
+        "replicasets/scale",
+        "replicasets/status",
+        "statefulsets",
+        "statefulsets/scale",
+        "statefulsets/status"
+      ])
       assert.strictEqual((yield* get("/apis/nope/v1")).status, 404)
     }).pipe(Effect.provide(Http)))
 })

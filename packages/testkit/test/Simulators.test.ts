@@ -4,14 +4,17 @@ import { TestClock } from "effect/testing"
 import { Simulators, TestCluster } from "../src/index.js"
 import { deployment, ref } from "./support/fixtures.js"
 
-describe("Simulators.deploymentStatus", () => {
+describe("Simulators.deploymentStatus (the controller manager)", () => {
   // v4: it.effect is scoped (it.scoped is gone)
   it.effect("status follows spec.replicas after the delay (TestClock)", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.TestCluster
       const created = yield* cluster.create(deployment("web", 3) as any)
       yield* TestClock.adjust("4 seconds")
-      assert.deepStrictEqual((yield* cluster.get(ref(created))).status, {})
+      // the controller manager: ReplicaSet and Pods at once, Ready after the delay
+      const pending: any = yield* cluster.get(ref(created))
+      assert.strictEqual(pending.status.updatedReplicas, 3)
+      assert.isUndefined(pending.status.readyReplicas)
       yield* TestClock.adjust("1 second")
       const ready: any = yield* cluster.get(ref(created))
       assert.strictEqual(ready.status.observedGeneration, 1)

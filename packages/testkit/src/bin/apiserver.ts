@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Runs the test API server standalone:
- * `npm run apiserver -- [--port N] [--kubeconfig PATH] [--state-dir DIR] [--data DIR] [--bookmark-interval 1m]`.
+ * `npm run apiserver -- [--port N] [--kubeconfig PATH] [--state-dir DIR] [--data DIR] [--bookmark-interval 1m]
+ * [--no-controllers]`.
  * Writes the kubeconfig once ready, logs one line per request, stops on SIGINT/SIGTERM.
  *
  * - The certificate (the kubeconfig's CA), its key, the token and the port are kept in the state directory
@@ -10,6 +11,8 @@
  *   without it, every start is an empty cluster whose resourceVersions start over.
  * - `--bookmark-interval` (`500ms`, `10s`, `1m`; a bare number is seconds; default 1m, kube-apiserver's): how often
  *   a quiet watch with `allowWatchBookmarks` gets a BOOKMARK (one also comes 2 s before its `timeoutSeconds`).
+ * - A small controller manager runs by default (Deployments get ReplicaSets and Pods that become Ready, statuses
+ *   follow, `kubectl rollout status|history|undo` work); `--no-controllers` serves a bare API server.
  * - Exit codes: 2 for bad arguments, 3 when the state or data directory is unusable (damaged, partial, locked by
  *   another server: the message names the file, which is left as it is), 1 for other start failures.
  *
@@ -26,7 +29,8 @@ import * as TestApiServer from "../TestApiServer.js"
 import * as TestCluster from "../TestCluster.js"
 
 const usage =
-  "usage: npm run apiserver -- [--port N] [--kubeconfig PATH] [--state-dir DIR] [--data DIR] [--bookmark-interval 1m]"
+  "usage: npm run apiserver -- [--port N] [--kubeconfig PATH] [--state-dir DIR] [--data DIR] [--bookmark-interval 1m]" +
+  " [--no-controllers]"
 
 /** `500ms`, `10s`, `1m` or a bare number of seconds, as milliseconds (positive), else `undefined`. */
 const parseInterval = (value: string): number | undefined => {
@@ -42,11 +46,13 @@ interface Args {
   readonly stateDir: string
   readonly data: string | undefined
   readonly bookmarkIntervalMillis: number | undefined
+  readonly controllers: boolean
 }
 
 const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
   let port: number | undefined
   let bookmarkIntervalMillis: number | undefined
+  let controllers = true
   const paths: Record<string, string> = {}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
@@ -66,6 +72,8 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
       bookmarkIntervalMillis = value === undefined ? undefined : parseInterval(value)
       if (bookmarkIntervalMillis === undefined) return `invalid --bookmark-interval (e.g. 10s, 1m)\n${usage}`
       if (inline === undefined) i++
+    } else if (arg === "--no-controllers") {
+      controllers = false
     } else if (flag === "--help" || flag === "-h") {
       return usage
     } else {
@@ -80,7 +88,8 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
     kubeconfig,
     stateDir: paths["--state-dir"] ?? `${kubeconfig}.state`,
     data: paths["--data"],
-    bookmarkIntervalMillis
+    bookmarkIntervalMillis,
+    controllers
   }
 }
 
@@ -97,6 +106,11 @@ const main = (args: Args) =>
       args.data === undefined
         ? "data: in memory (--data DIR keeps the objects across restarts)"
         : `data: ${args.data} (resourceVersion ${rv})`
+    )
+    yield* Console.log(
+      args.controllers
+        ? "controllers: on (Deployments get ReplicaSets and Pods; --no-controllers turns them off)"
+        : "controllers: off"
     )
     yield* Console.log(`try: kubectl --kubeconfig ${server.kubeconfigPath} get namespaces`)
     return yield* Effect.never
@@ -123,7 +137,8 @@ if (typeof args === "string") {
     bookmarkInterval: args.bookmarkIntervalMillis === undefined
       ? undefined
       : Duration.millis(args.bookmarkIntervalMillis),
-    log: (line) => console.log(line)
+    log: (line) => console.log(line),
+    controllers: args.controllers
   }).pipe(Layer.provide(ClusterLive))
   const program = main(args).pipe(
     Effect.provide(ServerLive),

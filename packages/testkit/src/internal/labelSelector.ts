@@ -203,40 +203,106 @@ export const fromLabelSelector = (selector: {
   return out
 }
 
-/** Field selectors: `metadata.name` and `metadata.namespace` with `=`, `==`, `!=`. */
+/**
+ * One term of a field selector (`field=value`, `field==value`, `field!=value`). Which fields a kind supports and
+ * how a field reads from an object are the kind's business (see `fieldSelectors.ts`).
+ */
 export interface FieldRequirement {
-  readonly field: "metadata.name" | "metadata.namespace"
+  readonly field: string
   readonly negated: boolean
   readonly value: string
 }
 
+/** Splits on commas not escaped with a backslash, as apimachinery's `fields.splitTerms`. */
+const splitTerms = (input: string): Array<string> => {
+  const out: Array<string> = []
+  let current = ""
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i]!
+    if (c === "\\" && i + 1 < input.length) {
+      current += c + input[i + 1]!
+      i++
+    } else if (c === ",") {
+      out.push(current)
+      current = ""
+    } else {
+      current += c
+    }
+  }
+  out.push(current)
+  return out
+}
+
+/** `\\`, `\,` and `\=` unescaped; any other escape or an unescaped `,`/`=` is an error (`fields.UnescapeValue`). */
+const unescapeValue = (value: string): string | { readonly error: string } => {
+  let out = ""
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!
+    if (c === "\\") {
+      const next = value[i + 1]
+      if (next === undefined || !"\\,=".includes(next)) {
+        return { error: `invalid escape sequence: ${value.slice(i, i + 2)}` }
+      }
+      out += next
+      i++
+    } else if (c === "," || c === "=") {
+      return { error: `invalid field selector: unescaped character in value: ${c}` }
+    } else {
+      out += c
+    }
+  }
+  return out
+}
+
+/**
+ * Parses a field selector with apimachinery's grammar (`fields.ParseSelector`): terms separated by unescaped
+ * commas, each `label=value`, `label==value` or `label!=value` (the first operator found wins; the label is not
+ * trimmed). `check` returns the error text for a label the kind does not support; by default only `metadata.name`
+ * and `metadata.namespace` are.
+ */
 export const parseFieldSelector = (
-  input: string
+  input: string,
+  check: (field: string) => string | undefined = (field) =>
+    field === "metadata.name" || field === "metadata.namespace" ? undefined : `field label not supported: ${field}`
 ): { readonly _tag: "Ok"; readonly requirements: ReadonlyArray<FieldRequirement> } | {
   readonly _tag: "Err"
   readonly message: string
 } => {
   const out: Array<FieldRequirement> = []
-  for (const raw of input.split(",")) {
-    const part = raw.trim()
+  for (const part of splitTerms(input).sort()) {
     if (part === "") continue
-    const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(part)
-    if (m === null) return { _tag: "Err", message: `invalid selector: '${input}'; can't understand '${part}'` }
-    const field = m[1]!.trim()
-    if (field !== "metadata.name" && field !== "metadata.namespace") {
-      return { _tag: "Err", message: `field label not supported: ${field}` }
+    let split: { readonly at: number; readonly op: string } | undefined
+    for (let i = 0; i < part.length && split === undefined; i++) {
+      for (const op of ["!=", "==", "="]) {
+        if (part.startsWith(op, i)) {
+          split = { at: i, op }
+          break
+        }
+      }
     }
-    out.push({ field, negated: m[2] === "!=", value: m[3]!.trim() })
+    if (split === undefined) return { _tag: "Err", message: `invalid selector: '${input}'; can't understand '${part}'` }
+    const field = part.slice(0, split.at)
+    const value = unescapeValue(part.slice(split.at + split.op.length))
+    if (typeof value !== "string") return { _tag: "Err", message: value.error }
+    const unsupported = check(field)
+    if (unsupported !== undefined) return { _tag: "Err", message: unsupported }
+    out.push({ field, negated: split.op === "!=", value })
   }
   return { _tag: "Ok", requirements: out }
 }
 
+/** Whether an object matches every term; `valueOf` reads a field (`metadata.*` only when omitted). */
 export const matchesFields = (
   requirements: ReadonlyArray<FieldRequirement>,
   name: string,
-  namespace: string | undefined
+  namespace: string | undefined,
+  valueOf?: (field: string) => string
 ): boolean =>
   requirements.every((r) => {
-    const actual = r.field === "metadata.name" ? name : namespace ?? ""
+    const actual = r.field === "metadata.name"
+      ? name
+      : r.field === "metadata.namespace"
+      ? namespace ?? ""
+      : valueOf?.(r.field) ?? ""
     return r.negated ? actual !== r.value : actual === r.value
   })

@@ -1,4 +1,5 @@
-import type { PrinterColumn, ResourceType } from "../ResourceType.js"
+import type { PrinterColumn, ResourceType, ScaleSubresource } from "../ResourceType.js"
+import { isObject } from "./json.js"
 
 const metaKeys: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["metadata.finalizers", []],
@@ -31,6 +32,16 @@ interface BuiltinSpec {
   readonly hasStatus?: boolean
   readonly tracksGeneration?: boolean
   readonly listKeys?: ReadonlyArray<readonly [string, ReadonlyArray<string>]>
+  /** Discovery categories (`all` for the workload kinds, as upstream). */
+  readonly categories?: ReadonlyArray<string>
+  /** Whether the kind has a `/scale` subresource over `.spec.replicas` (apps/v1 workloads). */
+  readonly scale?: boolean
+}
+
+const replicasScale = {
+  specReplicasPath: ".spec.replicas",
+  statusReplicasPath: ".status.replicas",
+  labelSelectorPath: ".spec.selector"
 }
 
 const builtin = (spec: BuiltinSpec): ResourceType => ({
@@ -42,11 +53,12 @@ const builtin = (spec: BuiltinSpec): ResourceType => ({
   listKind: `${spec.kind}List`,
   namespaced: spec.namespaced,
   shortNames: spec.shortNames ?? [],
-  categories: [],
+  categories: spec.categories ?? [],
   hasStatus: spec.hasStatus ?? false,
   tracksGeneration: spec.tracksGeneration ?? false,
   listKeys: new Map([...metaKeys, ["status.conditions", ["type"]], ...(spec.listKeys ?? [])]),
-  printerColumns: []
+  printerColumns: [],
+  ...(spec.scale === true ? { scale: replicasScale } : {})
 })
 
 /** @internal */
@@ -70,6 +82,7 @@ export const builtins: ReadonlyArray<ResourceType> = [
     kind: "Service",
     namespaced: true,
     shortNames: ["svc"],
+    categories: ["all"],
     hasStatus: true,
     listKeys: [["spec.ports", ["port", "protocol"]]]
   }),
@@ -80,6 +93,7 @@ export const builtins: ReadonlyArray<ResourceType> = [
     kind: "Pod",
     namespaced: true,
     shortNames: ["po"],
+    categories: ["all"],
     hasStatus: true,
     listKeys: podSpecKeys("spec")
   }),
@@ -91,8 +105,10 @@ export const builtins: ReadonlyArray<ResourceType> = [
     kind: "Deployment",
     namespaced: true,
     shortNames: ["deploy"],
+    categories: ["all"],
     hasStatus: true,
     tracksGeneration: true,
+    scale: true,
     listKeys: podSpecKeys("spec.template.spec")
   }),
   builtin({
@@ -102,8 +118,10 @@ export const builtins: ReadonlyArray<ResourceType> = [
     kind: "ReplicaSet",
     namespaced: true,
     shortNames: ["rs"],
+    categories: ["all"],
     hasStatus: true,
     tracksGeneration: true,
+    scale: true,
     listKeys: podSpecKeys("spec.template.spec")
   }),
   builtin({
@@ -113,8 +131,10 @@ export const builtins: ReadonlyArray<ResourceType> = [
     kind: "StatefulSet",
     namespaced: true,
     shortNames: ["sts"],
+    categories: ["all"],
     hasStatus: true,
     tracksGeneration: true,
+    scale: true,
     listKeys: podSpecKeys("spec.template.spec")
   }),
   builtin({ group: "coordination.k8s.io", version: "v1", plural: "leases", kind: "Lease", namespaced: true }),
@@ -136,11 +156,25 @@ export const builtins: ReadonlyArray<ResourceType> = [
     hasStatus: true,
     tracksGeneration: true,
     listKeys: [["spec.versions", ["name"]]]
-  })
+  }),
+  ...["SelfSubjectAccessReview", "SelfSubjectRulesReview"].map((kind): ResourceType => ({
+    ...builtin({
+      group: "authorization.k8s.io",
+      version: "v1",
+      plural: `${kind.toLowerCase()}s`,
+      kind,
+      namespaced: false
+    }),
+    createOnly: true
+  }))
 ]
 
-/** The key under which objects of a resource are stored: versions of one group/resource share storage. */
-export const storageKey = (rt: ResourceType): string => `${rt.group}/${rt.plural}`
+/**
+ * The key under which objects of a resource are stored: versions of one group/resource share storage, and so do
+ * core/v1 and events.k8s.io/v1 `events` (stored in the core/v1 form, see `events.ts`).
+ */
+export const storageKey = (rt: ResourceType): string =>
+  rt.group === "events.k8s.io" && rt.plural === "events" ? "/events" : `${rt.group}/${rt.plural}`
 
 type Obj = Record<string, any>
 
@@ -169,6 +203,16 @@ const schemaListKeys = (schema: unknown): Map<string, ReadonlyArray<string>> => 
   return out
 }
 
+const isScale = (scale: unknown): scale is Obj =>
+  scale !== null && typeof scale === "object" && typeof (scale as Obj).specReplicasPath === "string"
+
+/** A CRD version's `subresources.scale` as the paths the `/scale` subresource uses. */
+const crdScale = (scale: Obj): ScaleSubresource => ({
+  specReplicasPath: scale.specReplicasPath,
+  statusReplicasPath: typeof scale.statusReplicasPath === "string" ? scale.statusReplicasPath : ".status.replicas",
+  ...(typeof scale.labelSelectorPath === "string" ? { labelSelectorPath: scale.labelSelectorPath } : {})
+})
+
 /** The resource types a CustomResourceDefinition serves (one per served version). */
 export const fromCrd = (crd: Obj): ReadonlyArray<ResourceType> => {
   const spec = crd.spec as Obj
@@ -195,7 +239,12 @@ export const fromCrd = (crd: Obj): ReadonlyArray<ResourceType> => {
         hasStatus: v.subresources?.status !== undefined && v.subresources?.status !== null,
         tracksGeneration: true,
         listKeys,
-        printerColumns: columns
+        printerColumns: columns,
+        ...(isScale(v.subresources?.scale) ? { scale: crdScale(v.subresources.scale) } : {}),
+        ...(isObject(v.schema?.openAPIV3Schema) ? { schema: v.schema.openAPIV3Schema } : {}),
+        ...(Array.isArray(v.selectableFields)
+          ? { selectableFields: v.selectableFields.map((f: Obj) => String(f?.jsonPath ?? "").replace(/^\./, "")) }
+          : {})
       }
     })
 }

@@ -8,20 +8,17 @@ import { randomUUID } from "node:crypto"
 import * as ApiError from "../ApiError.js"
 import type { KubeObject, ManagedFieldsEntry, ObjectList, WatchEvent } from "../KubeObject.js"
 import type { ResourceType } from "../ResourceType.js"
+import * as Events from "./events.js"
 import { FaultState } from "./faults.js"
+import * as FieldSelectors from "./fieldSelectors.js"
 import { clone, deepEqual, formatTime, isObject, type Obj } from "./json.js"
-import {
-  type FieldRequirement,
-  matches,
-  matchesFields,
-  parse as parseLabels,
-  parseFieldSelector,
-  type Requirement
-} from "./labelSelector.js"
+import { type FieldRequirement, matches, parse as parseLabels, type Requirement } from "./labelSelector.js"
 import * as ManagedFields from "./managedFields.js"
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
 import type { Change, CoreStorage, Journal } from "./persistence.js"
 import { fromCrd, Registry, storageKey } from "./registry.js"
+import { review } from "./reviews.js"
+import * as Structural from "./structural.js"
 import { defaultAlways, defaultOnCreate, validate, validateName } from "./validation.js"
 
 export interface CoreOptions {
@@ -57,6 +54,8 @@ export interface WatchOptions {
 export interface WriteOptions {
   readonly fieldManager?: string | undefined
   readonly subresource?: string | undefined
+  /** `dryRun=All`: validate, default and admit, store nothing, send no watch event; return the would-be object. */
+  readonly dryRun?: boolean | undefined
 }
 
 export interface DeleteOptions {
@@ -65,6 +64,8 @@ export interface DeleteOptions {
   readonly preconditions?:
     | { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
     | undefined
+  /** `dryRun=All`: check the delete and return what it would leave, changing nothing. */
+  readonly dryRun?: boolean | undefined
 }
 
 export type PatchType = "json" | "merge" | "strategic" | "apply"
@@ -269,7 +270,9 @@ export class Core {
   private present(rt: ResourceType, obj: Obj): KubeObject {
     const out = clone(obj)
     out.apiVersion = apiVersionOf(rt)
-    return out as KubeObject
+    // Custom resources are pruned and defaulted on read too (a default added to the schema later shows).
+    if (rt.schema !== undefined) Structural.decode(rt, out)
+    return Events.present(rt, out) as KubeObject
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -318,7 +321,7 @@ export class Core {
 
   list(rt: ResourceType, namespace: string | undefined, options: ListOptions): ObjectList {
     const labels = this.labelRequirements(options.labelSelector)
-    const fields = this.fieldRequirements(options.fieldSelector)
+    const fields = this.fieldRequirements(rt, options.fieldSelector)
     let at = this.rv
     let startAfter: string | undefined
     if (options.continue !== undefined && options.continue !== "") {
@@ -390,11 +393,8 @@ export class Core {
     return parsed.requirements
   }
 
-  private fieldRequirements(selector: string | undefined): ReadonlyArray<FieldRequirement> {
-    if (selector === undefined) return []
-    const parsed = parseFieldSelector(selector)
-    if (parsed._tag === "Err") throw badRequest(parsed.message)
-    return parsed.requirements
+  private fieldRequirements(rt: ResourceType, selector: string | undefined): ReadonlyArray<FieldRequirement> {
+    return FieldSelectors.parse(rt, selector)
   }
 
   private matchesScope(
@@ -405,7 +405,7 @@ export class Core {
     obj: Obj
   ): boolean {
     if (rt.namespaced && namespace !== undefined && obj.metadata.namespace !== namespace) return false
-    return matches(labels, labelsOf(obj)) && matchesFields(fields, obj.metadata.name, obj.metadata.namespace)
+    return matches(labels, labelsOf(obj)) && FieldSelectors.matches(rt, fields, obj)
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -422,7 +422,7 @@ export class Core {
       rt,
       namespace: rt.namespaced ? namespace : undefined,
       labels: this.labelRequirements(options.labelSelector),
-      fields: this.fieldRequirements(options.fieldSelector),
+      fields: this.fieldRequirements(rt, options.fieldSelector),
       sink,
       after: 0
     }
@@ -597,7 +597,9 @@ export class Core {
     body: unknown,
     options: WriteOptions & { readonly managed?: (obj: Obj) => Array<ManagedFieldsEntry> }
   ): KubeObject {
+    if (Events.isEventsV1(rt)) return Events.createV1(this, rt, namespace, body, options)
     const obj = this.checkBody(rt, body)
+    if (rt.createOnly === true) return review(rt, obj)
     const meta = obj.metadata as Obj
     if (rt.namespaced) {
       if (
@@ -672,6 +674,7 @@ export class Core {
       ? options.managed(obj)
       : ManagedFields.afterUpdate(rt, undefined, obj, options.fieldManager ?? "unknown", undefined, now)
     if (meta.managedFields.length === 0) delete meta.managedFields
+    if (options.dryRun === true) return this.present(rt, obj)
     const stored = this.commit(rt, "ADDED", obj, undefined)
     if (rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io") {
       this.registry.setCrd(obj.spec.group, obj.spec.names.plural, fromCrd(obj))
@@ -742,7 +745,10 @@ export class Core {
     body: unknown,
     options: WriteOptions
   ): KubeObject {
-    if (options.subresource !== undefined && (options.subresource !== "status" || !rt.hasStatus)) {
+    if (Events.isEventsV1(rt)) return Events.updateV1(this, rt, namespace, name, body, options)
+    // "scale": the parent write of a `/scale` update (scale.ts), recorded in managedFields as the scale subresource
+    const scale = options.subresource === "scale" && rt.scale !== undefined
+    if (options.subresource !== undefined && (options.subresource !== "status" || !rt.hasStatus) && !scale) {
       throw notFound(rt, name)
     }
     const existing = this.existing(rt, namespace, name)
@@ -765,7 +771,8 @@ export class Core {
       existing,
       candidate,
       subresource,
-      (old, next) => ManagedFields.afterUpdate(rt, old, next, manager, subresource, formatTime(this.now()))
+      (old, next) => ManagedFields.afterUpdate(rt, old, next, manager, subresource, formatTime(this.now())),
+      options.dryRun === true
     )
   }
 
@@ -786,7 +793,8 @@ export class Core {
     existing: Obj,
     candidate: Obj,
     subresource: string | undefined,
-    managed: (old: Obj, next: Obj) => Array<ManagedFieldsEntry>
+    managed: (old: Obj, next: Obj) => Array<ManagedFieldsEntry>,
+    dryRun = false
   ): KubeObject {
     const name = existing.metadata.name as string
     const rv = candidate.metadata.resourceVersion
@@ -855,6 +863,11 @@ export class Core {
     if (entries.length > 0) next.metadata.managedFields = entries
     const before = { ...existing, metadata: { ...existing.metadata, resourceVersion: undefined } }
     if (deepEqual(before, next)) return this.present(rt, existing)
+    // dry run: the would-be object keeps the stored resourceVersion (kube-apiserver's dry-run storage)
+    if (dryRun) {
+      const rv = existing.metadata.resourceVersion
+      return this.present(rt, { ...next, metadata: { ...next.metadata, resourceVersion: rv } })
+    }
     if (
       existing.metadata.deletionTimestamp !== undefined && finalizersOf(next).length === 0 &&
       !(rt.kind === "Namespace" && rt.group === "")
@@ -883,6 +896,7 @@ export class Core {
     if (options.subresource !== undefined && (options.subresource !== "status" || !rt.hasStatus)) {
       throw notFound(rt, name)
     }
+    if (type === "apply" && Events.isEventsV1(rt)) return Events.applyV1(this, namespace, name, patch, options)
     if (type === "apply") return this.apply(rt, namespace, name, patch, options)
     const existing = this.existing(rt, namespace, name)
     const base = this.present(rt, existing) as Obj
@@ -926,7 +940,10 @@ export class Core {
       const result = ManagedFields.apply(rt, undefined, body, manager, force, undefined, time)
       const object: Obj = { ...result.object, apiVersion: body.apiVersion, kind: body.kind }
       object.metadata = { ...object.metadata, name, ...(rt.namespaced && namespace !== undefined ? { namespace } : {}) }
-      const created = this.create(rt, namespace, object, { managed: () => result.managedFields })
+      const created = this.create(rt, namespace, object, {
+        managed: () => result.managedFields,
+        dryRun: options.dryRun
+      })
       return { object: created, created: true }
     }
     const rv = body.metadata.resourceVersion
@@ -936,7 +953,7 @@ export class Core {
     const candidate: Obj = { ...result.object, apiVersion: live.apiVersion, kind: live.kind }
     candidate.metadata = { ...candidate.metadata }
     return {
-      object: this.write(rt, existing, candidate, subresource, () => result.managedFields),
+      object: this.write(rt, existing, candidate, subresource, () => result.managedFields, options.dryRun === true),
       created: false
     }
   }
@@ -981,8 +998,36 @@ export class Core {
       )
     }
     const policy = options.propagationPolicy ?? (options.orphanDependents === true ? "Orphan" : "Background")
+    if (options.dryRun === true) return this.dryDelete(rt, existing, policy)
     const result = this.deleteObject(rt, existing, policy)
     return { object: this.present(rt, result.object), deleted: result.deleted }
+  }
+
+  /**
+   * What a delete would do, without doing it: an object finalizers (or foreground dependents) keep comes back with
+   * its `deletionTimestamp`, one that would go comes back as stored; nothing cascades.
+   */
+  private dryDelete(
+    rt: ResourceType,
+    existing: Obj,
+    policy: "Background" | "Foreground" | "Orphan"
+  ): { readonly object: KubeObject; readonly deleted: boolean } {
+    if (existing.metadata.deletionTimestamp !== undefined) return { object: this.present(rt, existing), deleted: false }
+    const finalizers = [...finalizersOf(existing)]
+    if (
+      policy === "Foreground" && this.dependentsOf(existing.metadata.uid).length > 0 && !finalizers.includes(FOREGROUND)
+    ) {
+      finalizers.push(FOREGROUND)
+    }
+    const isNamespace = rt.kind === "Namespace" && rt.group === ""
+    if (finalizers.length === 0 && !isNamespace) return { object: this.present(rt, existing), deleted: true }
+    const next = clone(existing)
+    next.metadata.deletionTimestamp = formatTime(this.now())
+    next.metadata.deletionGracePeriodSeconds = 0
+    if (finalizers.length > 0) next.metadata.finalizers = finalizers
+    if (rt.tracksGeneration) next.metadata.generation = (existing.metadata.generation ?? 0) + 1
+    if (isNamespace) next.status = { ...next.status, phase: "Terminating" }
+    return { object: this.present(rt, next), deleted: false }
   }
 
   private deleteObject(

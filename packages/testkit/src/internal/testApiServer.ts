@@ -8,6 +8,7 @@ import * as Path from "node:path"
 import * as YAML from "yaml"
 import * as TestApiServer from "../TestApiServer.js"
 import * as TestCluster from "../TestCluster.js"
+import * as ControllerManager from "./controllerManager.js"
 import { selfSigned } from "./http/certificate.js"
 import * as Server from "./http/server.js"
 import { checkCertificate, checkToken, loadOrCreate, savePort, type ServerState } from "./serverState.js"
@@ -85,6 +86,9 @@ export const make = (
         try: () => savePort(stateDir, running.port),
         catch: (cause) => new TestApiServer.TestApiServerError({ reason: "StateFailed", cause })
       })
+    }
+    if (options.controllers !== false) {
+      yield* ControllerManager.run(core, options.controllers === true ? {} : options.controllers)
     }
     const url = `https://127.0.0.1:${running.port}`
     const kubeconfig = kubeconfigYaml(url, token, tls.cert)

@@ -10,6 +10,8 @@ import type * as TestCluster from "../TestCluster.js"
 import { type OpenWatch, paceStream, type Verb, WatchPace } from "./faults.js"
 import * as Freshness from "./freshness.js"
 import type { CoreStorage } from "./persistence.js"
+import * as PodLog from "./podLog.js"
+import * as Scale from "./scale.js"
 import { Core } from "./store.js"
 
 const cores = new WeakMap<object, Core>()
@@ -167,7 +169,10 @@ export const make = (
             object.kind,
             object.metadata?.namespace,
             (rt) =>
-              core.create(rt, object.metadata?.namespace, object, { fieldManager: opts?.fieldManager ?? "testkit" })
+              core.create(rt, object.metadata?.namespace, object, {
+                fieldManager: opts?.fieldManager ?? "testkit",
+                dryRun: opts?.dryRun
+              })
           ),
         get: (ref) => op("get", ref.apiVersion, ref.kind, ref.namespace, (rt) => core.get(rt, ref.namespace, ref.name)),
         list: (query) =>
@@ -190,21 +195,24 @@ export const make = (
             (rt) =>
               core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
                 fieldManager: opts?.fieldManager ?? "testkit",
-                subresource: opts?.subresource
+                subresource: opts?.subresource,
+                dryRun: opts?.dryRun
               })
           ),
         updateStatus: (object, opts) =>
           op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
             core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
               fieldManager: opts?.fieldManager ?? "testkit",
-              subresource: "status"
+              subresource: "status",
+              dryRun: opts?.dryRun
             })),
         patch: (ref, patch, opts) =>
           op("patch", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
             core.patch(rt, ref.namespace, ref.name, patch.type, patch.patch, {
               fieldManager: patch.type === "apply" ? patch.fieldManager : opts?.fieldManager ?? "testkit",
               subresource: opts?.subresource,
-              force: patch.type === "apply" ? patch.force : undefined
+              force: patch.type === "apply" ? patch.force : undefined,
+              dryRun: opts?.dryRun
             }).object),
         apply: (object, opts) =>
           op(
@@ -224,11 +232,28 @@ export const make = (
             (rt) => core.delete(rt, ref.namespace, ref.name, opts ?? {})
           ),
         watch,
-        resourceVersion: Effect.sync(() => core.resourceVersion()),
+        resourceVersion: Effect.sync(() =>
+          core.resourceVersion()
+        ),
         compact: Effect.sync(() =>
           core.compact()
         ),
-        resources: Effect.sync(() => [...core.registry.all()])
+        resources: Effect.sync(() => [...core.registry.all()]),
+        getScale: (ref) =>
+          op("get", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
+            Scale.getScale(core, rt, ref.namespace, ref.name) as KubeObject),
+        updateScale: (ref, scale) =>
+          op("update", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
+            Scale.updateScale(core, rt, ref.namespace, ref.name, scale, { fieldManager: "testkit" }) as KubeObject),
+        podLog: (query) =>
+          op("get", "v1", "Pod", query.namespace, (rt) =>
+            PodLog.readPodLog(core, rt, query.namespace, query.name, query).text),
+        writePodLog: (container, text, opts) =>
+          attempt(() =>
+            opts?.append === true && opts.previous !== true
+              ? PodLog.appendPodLog(core, container.namespace, container.pod, container.container, text)
+              : PodLog.setPodLog(core, container.namespace, container.pod, container.container, text, opts)
+          )
       }
       cores.set(service, core)
       return service

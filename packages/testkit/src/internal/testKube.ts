@@ -149,7 +149,6 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
       let target: Target
       try {
         target = route(spec.resource, spec.namespace, spec.name)
-        if (spec.dryRun === true) throw badRequest("dryRun is not supported by the testkit API server")
         spec.check?.(target)
       } catch (e) {
         return Effect.fail(toApiError(e))
@@ -275,8 +274,8 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
         idempotent: method === "PUT",
         run: (t): KubeObject =>
           method === "POST"
-            ? core.create(t.rt, t.namespace, body, { fieldManager })
-            : core.update(t.rt, t.namespace, name!, body, { fieldManager, subresource })
+            ? core.create(t.rt, t.namespace, body, { fieldManager, dryRun: options?.dryRun })
+            : core.update(t.rt, t.namespace, name!, body, { fieldManager, subresource, dryRun: options?.dryRun })
       })
       return yield* decodeWith(resource, info)(answer)
     })
@@ -317,7 +316,8 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
           core.patch(t.rt, t.namespace, name, options.type, json, {
             fieldManager: apply ? options.fieldManager ?? "reconcile" : fieldManagerOf(options.fieldManager),
             subresource,
-            force: apply && options.force === true ? true : undefined
+            force: apply && options.force === true ? true : undefined,
+            dryRun: options.dryRun
           }).object
       })
       return yield* decodeWith(resource, { method: "PATCH", path })(answer)
@@ -342,7 +342,8 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
         t,
         result: core.delete(t.rt, t.namespace, name, {
           propagationPolicy: options?.propagationPolicy,
-          preconditions: options?.preconditions
+          preconditions: options?.preconditions,
+          dryRun: options?.dryRun
         })
       })
     }).pipe(

@@ -2,8 +2,11 @@
 import * as ApiError from "../ApiError.js"
 import type { StatusCause } from "../ApiError.js"
 import type { ResourceType } from "../ResourceType.js"
+import { canonical as canonicalEvent, validateLegacy as validateEvent } from "./events.js"
 import { deepEqual, isObject, type Obj } from "./json.js"
 import { fromLabelSelector, isLabelValue, isQualifiedName, matches } from "./labelSelector.js"
+import * as Structural from "./structural.js"
+import * as WorkloadDefaults from "./workloadDefaults.js"
 
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
@@ -171,6 +174,9 @@ export const validate = (rt: ResourceType, obj: Obj, old: Obj | undefined): void
       }
       break
     }
+    case "Event":
+      validateEvent(obj, causes)
+      break
     case "Pod":
       if (!isObject(spec)) required(causes, "spec")
       else validateContainers(spec.containers, "spec.containers", causes)
@@ -221,13 +227,15 @@ export const validate = (rt: ResourceType, obj: Obj, old: Obj | undefined): void
       validateCrd(obj, old, causes)
       break
   }
+  // Custom resources: pruned, defaulted and validated against the served version's structural schema.
+  if (rt.schema !== undefined) {
+    for (const c of Structural.admit(rt, obj, old)) causes.push(c)
+  }
   if (causes.length > 0) {
     throw ApiError.make(
       422,
       "Invalid",
-      `${rt.kind}${rt.group === "" ? "" : `.${rt.group}`} "${obj.metadata.name}" is invalid: ${
-        causes.map((c) => `${c.field}: ${c.message}`).join(", ")
-      }`,
+      Structural.invalidMessage(`${rt.kind}${rt.group === "" ? "" : `.${rt.group}`}`, obj.metadata.name, causes),
       { name: obj.metadata.name, group: rt.group, kind: rt.kind, causes }
     )
   }
@@ -274,6 +282,7 @@ export const defaultOnCreate = (rt: ResourceType, obj: Obj): void => {
   } else if (rt.group === "" && rt.kind === "Pod") {
     obj.status = { phase: "Pending" }
     obj.spec = { restartPolicy: "Always", ...obj.spec }
+    WorkloadDefaults.admitPod(obj)
   } else if (rt.group === "apps" && rt.kind === "Deployment") {
     obj.status = {}
   } else if (rt.group === "" && rt.kind === "Service") {
@@ -292,6 +301,7 @@ export const defaultOnCreate = (rt: ResourceType, obj: Obj): void => {
 
 /** Server-side defaults applied on every write. */
 export const defaultAlways = (rt: ResourceType, obj: Obj, old: Obj | undefined): void => {
+  if (rt.group === "" && rt.kind === "Event") canonicalEvent(obj)
   if (rt.group === "" && rt.kind === "Secret") {
     obj.type ??= old?.type ?? "Opaque"
     if (isObject(obj.stringData)) {
@@ -301,7 +311,11 @@ export const defaultAlways = (rt: ResourceType, obj: Obj, old: Obj | undefined):
     }
     delete obj.stringData
   } else if (rt.group === "apps" && rt.kind === "Deployment" && isObject(obj.spec)) {
-    obj.spec.replicas ??= 1
+    WorkloadDefaults.defaultDeployment(obj)
+  } else if (rt.group === "apps" && rt.kind === "ReplicaSet") {
+    WorkloadDefaults.defaultReplicaSet(obj)
+  } else if (rt.group === "" && rt.kind === "Pod") {
+    WorkloadDefaults.defaultPod(obj)
   } else if (rt.group === "" && rt.kind === "Service" && isObject(obj.spec)) {
     if (old !== undefined && obj.spec.clusterIP === undefined && old.spec?.clusterIP !== undefined) {
       obj.spec.clusterIP = old.spec.clusterIP

@@ -168,7 +168,8 @@ const decode = (res: HttpResponse): Effect.Effect<Obj, ApiError.ApiError> => {
 }
 
 export const http: Effect.Effect<Driver, never, Scope.Scope> = Effect.gen(function*() {
-  const context = yield* Effect.orDie(Layer.build(TestApiServer.layerWithCluster()))
+  // a bare server (no controller manager), as the in-process driver
+  const context = yield* Effect.orDie(Layer.build(TestApiServer.layerWithCluster({ controllers: false })))
   const server = Context.get(context, TestApiServer.TestApiServer)
   const cluster = server.cluster
   const call = (method: string, path: string, options: Parameters<typeof request>[3] = {}) =>

@@ -1,10 +1,11 @@
 /** Discovery documents: legacy (`/api`, `/apis`, `/api/v1`, …) and aggregated (apidiscovery.k8s.io/v2). */
 import type { ResourceType } from "../../ResourceType.js"
+import { builtins } from "../registry.js"
 
 export const AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 const verbsOf = (rt: ResourceType): Array<string> =>
-  [
+  rt.createOnly === true ? ["create"] : [
     "create",
     "delete",
     "deletecollection",
@@ -61,11 +62,34 @@ export const apiGroupDoc = (types: ReadonlyArray<ResourceType>, group: string) =
   return versions === undefined ? undefined : { kind: "APIGroup", apiVersion: "v1", ...apiGroup(group, versions) }
 }
 
+interface Subresource {
+  readonly name: string
+  /** Set when the subresource answers another kind than its resource (Scale is autoscaling/v1). */
+  readonly group?: string
+  readonly version?: string
+  readonly kind: string
+  readonly verbs: ReadonlyArray<string>
+}
+
+/** The subresources of a kind, sorted by name as kube-apiserver lists them. */
+const subresourcesOf = (t: ResourceType): Array<Subresource> => {
+  const out: Array<Subresource> = []
+  if (t.group === "" && t.kind === "Pod") out.push({ name: "log", kind: "Pod", verbs: ["get"] })
+  if (t.scale !== undefined) {
+    out.push({ name: "scale", group: "autoscaling", version: "v1", kind: "Scale", verbs: ["get", "patch", "update"] })
+  }
+  if (t.hasStatus) out.push({ name: "status", kind: t.kind, verbs: ["get", "patch", "update"] })
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+}
+
+const byPlural = (a: ResourceType, b: ResourceType): number => a.plural < b.plural ? -1 : a.plural > b.plural ? 1 : 0
+
+/** The legacy discovery document of a group version (`/api/v1`, `/apis/apps/v1`), resources sorted by path. */
 export const apiResourceList = (types: ReadonlyArray<ResourceType>, group: string, version: string) => {
   const selected = types.filter((t) => t.group === group && t.version === version)
   if (selected.length === 0) return undefined
   const resources: Array<Record<string, unknown>> = []
-  for (const t of selected) {
+  for (const t of [...selected].sort(byPlural)) {
     resources.push({
       name: t.plural,
       singularName: t.singular,
@@ -75,13 +99,14 @@ export const apiResourceList = (types: ReadonlyArray<ResourceType>, group: strin
       ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
       ...(t.categories.length > 0 ? { categories: t.categories } : {})
     })
-    if (t.hasStatus) {
+    for (const sub of subresourcesOf(t)) {
       resources.push({
-        name: `${t.plural}/status`,
+        name: `${t.plural}/${sub.name}`,
         singularName: "",
         namespaced: t.namespaced,
-        kind: t.kind,
-        verbs: ["get", "patch", "update"]
+        ...(sub.group !== undefined ? { group: sub.group, version: sub.version } : {}),
+        kind: sub.kind,
+        verbs: sub.verbs
       })
     }
   }
@@ -93,7 +118,11 @@ export const apiResourceList = (types: ReadonlyArray<ResourceType>, group: strin
   }
 }
 
-/** The aggregated discovery document of the core group (`/api`) or of all named groups (`/apis`). */
+/**
+ * The aggregated discovery document of the core group (`/api`) or of all named groups (`/apis`). As upstream, a
+ * built-in kind's `responseKind` names a group and version only when they differ from the resource's own (the
+ * Scale of `/scale`); a custom resource's always names them.
+ */
 export const aggregated = (types: ReadonlyArray<ResourceType>, core: boolean) => ({
   kind: "APIGroupDiscoveryList",
   apiVersion: "apidiscovery.k8s.io/v2",
@@ -102,24 +131,31 @@ export const aggregated = (types: ReadonlyArray<ResourceType>, core: boolean) =>
     metadata: { name: g },
     versions: versions.map((v) => ({
       version: v,
-      resources: types.filter((t) => t.group === g && t.version === v).map((t) => ({
-        resource: t.plural,
-        responseKind: { group: g, version: v, kind: t.kind },
-        scope: t.namespaced ? "Namespaced" : "Cluster",
-        singularResource: t.singular,
-        verbs: verbsOf(t),
-        ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
-        ...(t.categories.length > 0 ? { categories: t.categories } : {}),
-        ...(t.hasStatus
-          ? {
-            subresources: [{
-              subresource: "status",
-              responseKind: { group: g, version: v, kind: t.kind },
-              verbs: ["get", "patch", "update"]
-            }]
-          }
-          : {})
-      })),
+      resources: types.filter((t) => t.group === g && t.version === v).sort(byPlural).map((t) => {
+        const subresources = subresourcesOf(t)
+        // kube-apiserver's built-in kinds leave group and version empty; apiextensions names them for CRD kinds
+        const own = builtins.includes(t) ? { group: "", version: "" } : { group: g, version: v }
+        return {
+          resource: t.plural,
+          responseKind: { ...own, kind: t.kind },
+          scope: t.namespaced ? "Namespaced" : "Cluster",
+          singularResource: t.singular,
+          verbs: verbsOf(t),
+          ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
+          ...(t.categories.length > 0 ? { categories: t.categories } : {}),
+          ...(subresources.length > 0
+            ? {
+              subresources: subresources.map((sub) => ({
+                subresource: sub.name,
+                responseKind: sub.group !== undefined
+                  ? { group: sub.group, version: sub.version, kind: sub.kind }
+                  : { ...own, kind: sub.kind },
+                verbs: sub.verbs
+              }))
+            }
+            : {})
+        }
+      }),
       freshness: "Current"
     }))
   }))

@@ -1,24 +1,163 @@
 /**
- * Minimal OpenAPI v3: one document per group version that declares, for each
- * kind, a PATCH operation accepting `fieldValidation`. That is what kubectl
- * checks before sending `fieldValidation=Strict` instead of validating on the
- * client (which would need full schemas). No object schemas are served.
+ * OpenAPI as kube-apiserver serves it: `/openapi/v2` (JSON, or gnostic protobuf when asked first) and `/openapi/v3`
+ * (a root listing one document per group version, each at `?hash=<hash>`), with object schemas for every kind served:
+ * the built-in ones derived from `@kubernetes/client-node`'s models, custom resources from their CRD's
+ * `openAPIV3Schema` (documents and hashes change when CRDs do). Each PATCH/PUT operation declares the
+ * `fieldValidation` parameter, which kubectl checks before leaving validation to the server.
  */
 import { createHash } from "node:crypto"
 import type { ResourceType } from "../../ResourceType.js"
+import { BuiltinSchemas, crdDefinitions, PATCH, type Schema, v3Scalars } from "../openapi/definitions.js"
+import * as Models from "../openapi/models.js"
+import { encodeDocument } from "../openapi/proto.js"
 
 const gvPath = (
   group: string,
   version: string
 ): string => (group === "" ? `api/${version}` : `apis/${group}/${version}`)
 
-export const groupVersionDoc = (types: ReadonlyArray<ResourceType>, group: string, version: string) => {
-  const selected = types.filter((t) => t.group === group && t.version === version)
-  if (selected.length === 0) return undefined
+const info = { title: "Kubernetes", version: "v1.32.0" }
+
+/**
+ * The media type of the protobuf OpenAPI v2 document. kubectl asks for the older spelling with `@v1.0`, which Go's
+ * mime parser rejects as a Content-Type: kube-openapi answers both with this one.
+ */
+export const V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+/**
+ * The first acceptable media type of an Accept header (ordered by `q`, then position; empty means `*\/*`) among
+ * `offers` (subtypes of `application/`), or `undefined` (406).
+ */
+export const negotiate = <A extends string>(
+  accept: string | undefined,
+  offers: ReadonlyArray<readonly [subtype: string, result: A]>
+): A | undefined => {
+  const clauses = (accept === undefined || accept.trim() === "" ? "*/*" : accept).split(",").map((part, i) => {
+    const [range, ...params] = part.trim().split(";").map((x) => x.trim())
+    const q = params.find((p) => p.startsWith("q="))
+    const [type, subtype] = (range ?? "").split("/")
+    return { type: type ?? "", subtype: subtype ?? "", q: q === undefined ? 1 : Number(q.slice(2)), i }
+  }).filter((c) => c.q > 0).sort((a, b) => b.q - a.q || a.i - b.i)
+  for (const c of clauses) {
+    if (c.type !== "application" && c.type !== "*") continue
+    for (const [subtype, result] of offers) if (c.subtype === subtype || c.subtype === "*") return result
+  }
+  return undefined
+}
+
+let builtinSchemas: BuiltinSchemas | undefined
+
+/** The built-in schemas (client-node's models, loaded once); without client-node, only CRDs get schemas. */
+const loadBuiltins = (): BuiltinSchemas => {
+  if (builtinSchemas === undefined) {
+    let models: Models.Models
+    try {
+      models = Models.load()
+    } catch {
+      models = { get: () => undefined, apiModels: () => [] }
+    }
+    builtinSchemas = new BuiltinSchemas(models)
+  }
+  return builtinSchemas
+}
+
+/** The CRD serving a resource type, if it is a custom resource. */
+const crdOf = (crds: ReadonlyArray<Schema>, rt: ResourceType): Schema | undefined =>
+  crds.find((c) => c.spec?.group === rt.group && c.spec?.names?.plural === rt.plural)
+
+/** Definitions of the given kinds and everything they refer to. */
+const definitions = (
+  builtin: BuiltinSchemas,
+  types: ReadonlyArray<ResourceType>,
+  crds: ReadonlyArray<Schema>
+): Map<string, Schema> => {
+  const out = new Map<string, Schema>()
+  builtin.common(out)
+  for (const rt of types) {
+    const crd = crdOf(crds, rt)
+    if (crd !== undefined) crdDefinitions(crd, rt.version, builtin, out)
+    else builtin.kind(rt, out)
+  }
+  // The `/scale` subresources (Deployments, CRDs declaring one) read and write autoscaling/v1 Scale.
+  if (types.some((t) => t.scale !== undefined)) builtin.scale(out)
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}
+
+/** Rewrites references for v3: `#/components/schemas/…`, and a reference with siblings as `allOf: [{$ref}]`. */
+const toV3 = (s: unknown): unknown => {
+  if (Array.isArray(s)) return s.map(toV3)
+  if (s === null || typeof s !== "object") return s
+  const o = s as Schema
+  const out: Schema = {}
+  for (const [k, v] of Object.entries(o)) {
+    if (k === "$ref") continue
+    out[k] = k === "properties" ?
+      Object.fromEntries(Object.entries(v as Schema).map(([p, c]) => [p, toV3(c)])) :
+      k === "items" || k === "additionalProperties" || k === "allOf" || k === "anyOf" || k === "oneOf" || k === "not"
+      ? toV3(v)
+      : v
+  }
+  if (typeof o.$ref !== "string") return out
+  const ref = { $ref: `#/components/schemas/${o.$ref}` }
+  return Object.keys(out).length === 0 ? ref : { ...out, allOf: [ref] }
+}
+
+/**
+ * Rewrites a schema for v2 (`#/definitions/…`) and for what kubectl's v2 reader accepts (as the apiextensions server
+ * publishes CRD schemas in v2): int-or-string and nullable values become untyped, objects preserving unknown
+ * fields lose their properties (any field is then accepted), arrays without items become untyped, and
+ * `allOf`/`anyOf`/`oneOf`/`not` are dropped.
+ */
+const toV2 = (s: unknown): unknown => {
+  if (s === null || typeof s !== "object" || Array.isArray(s)) return s
+  const o = s as Schema
+  if (typeof o.$ref === "string") {
+    return o.description === undefined
+      ? { $ref: `#/definitions/${o.$ref}` }
+      : { $ref: `#/definitions/${o.$ref}`, description: o.description }
+  }
+  const out: Schema = {}
+  for (const [k, v] of Object.entries(o)) {
+    if (k === "allOf" || k === "anyOf" || k === "oneOf" || k === "not" || k === "nullable") continue
+    out[k] = k === "properties"
+      ? Object.fromEntries(Object.entries(v as Schema).map(([p, c]) => [p, toV2(c)]))
+      : k === "items" || k === "additionalProperties"
+      ? toV2(v)
+      : v
+  }
+  if (o["x-kubernetes-int-or-string"] === true || o.nullable === true) {
+    delete out.type
+    delete out.properties
+    delete out.items
+    delete out.additionalProperties
+  }
+  if (o["x-kubernetes-preserve-unknown-fields"] === true) delete out.properties
+  if (out.type === "array" && (out.items === null || typeof out.items !== "object" || Array.isArray(out.items))) {
+    delete out.type
+    delete out.items
+  }
+  return out
+}
+
+/** The PATCH content types a kind accepts: custom resources have no strategic merge patch. */
+const patchTypes = (custom: boolean): ReadonlyArray<string> => [
+  "application/apply-patch+yaml",
+  "application/json-patch+json",
+  "application/merge-patch+json",
+  ...(custom ? [] : ["application/strategic-merge-patch+json"])
+]
+
+/**
+ * The operations on one object of each kind, with the parts clients read: the `x-kubernetes-group-version-kind`
+ * and `x-kubernetes-action`, the `fieldValidation` parameter (kubectl then validates on the server), the PATCH body's
+ * content types (kubectl computes a strategic merge patch from these schemas only when it is listed) and the object
+ * schema of bodies and answers.
+ */
+const operations = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Schema>): Record<string, unknown> => {
   const paths: Record<string, unknown> = {}
-  for (const t of selected) {
-    const base = `/${gvPath(group, version)}${t.namespaced ? "/namespaces/{namespace}" : ""}/${t.plural}/{name}`
-    const gvk = { group, version, kind: t.kind }
+  for (const t of types) {
+    const base = `/${gvPath(t.group, t.version)}${t.namespaced ? "/namespaces/{namespace}" : ""}/${t.plural}/{name}`
+    const gvk = { group: t.group, version: t.version, kind: t.kind }
     const op = (action: string) => ({
       "x-kubernetes-group-version-kind": gvk,
       "x-kubernetes-action": action,
@@ -29,28 +168,137 @@ export const groupVersionDoc = (types: ReadonlyArray<ResourceType>, group: strin
       ],
       responses: { "200": { description: "OK" } }
     })
-    paths[base] = { get: { ...op("get"), parameters: [] }, put: op("put"), patch: op("patch") }
+    const patch = {
+      ...op("patch"),
+      requestBody: {
+        content: Object.fromEntries(
+          patchTypes(crdOf(crds, t) !== undefined).map((
+            type
+          ) => [type, { schema: { $ref: `#/components/schemas/${PATCH}` } }])
+        ),
+        required: true
+      }
+    }
+    paths[base] = { get: { ...op("get"), parameters: [] }, put: op("put"), patch }
   }
-  return {
-    openapi: "3.0.0",
-    info: { title: "Kubernetes (reconcile testkit)", version: "v1.32.0" },
-    paths,
-    components: { schemas: {} }
-  }
+  return paths
 }
 
-export const hashOf = (doc: unknown): string =>
-  createHash("sha512").update(JSON.stringify(doc)).digest("hex").slice(0, 64).toUpperCase()
+/** A sha512 of a document, as kube-openapi prints it in `?hash=` (hex, upper case). */
+export const hashOf = (text: string): string => createHash("sha512").update(text).digest("hex").toUpperCase()
 
-export const root = (types: ReadonlyArray<ResourceType>) => {
-  const paths: Record<string, { serverRelativeURL: string }> = {}
-  const seen = new Set<string>()
+interface Built {
+  readonly key: string
+  readonly v2: string
+  v2Proto?: Uint8Array
+  readonly v3: ReadonlyMap<string, { readonly text: string; readonly hash: string }>
+}
+
+let cache: Built | undefined
+
+const build = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Schema>): Built => {
+  const key = JSON.stringify([
+    types.map((t) => `${t.group}/${t.version}/${t.plural}`),
+    crds.map((c) => `${c.metadata?.uid}/${c.metadata?.resourceVersion}`)
+  ])
+  if (cache?.key === key) return cache
+  const builtin = loadBuiltins()
+  const all = definitions(builtin, types, crds)
+  const v2 = JSON.stringify({
+    swagger: "2.0",
+    info,
+    paths: {},
+    definitions: Object.fromEntries([...all].map(([k, v]) => [k, toV2(v)]))
+  })
+  const v3 = new Map<string, { text: string; hash: string }>()
   for (const t of types) {
-    const key = gvPath(t.group, t.version)
-    if (seen.has(key)) continue
-    seen.add(key)
-    const doc = groupVersionDoc(types, t.group, t.version)
-    paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hashOf(doc)}` }
+    const gv = gvPath(t.group, t.version)
+    if (v3.has(gv)) continue
+    const selected = types.filter((x) => x.group === t.group && x.version === t.version)
+    const defs = definitions(builtin, selected, crds)
+    const text = JSON.stringify({
+      openapi: "3.0.0",
+      info,
+      paths: operations(selected, crds),
+      components: { schemas: Object.fromEntries([...defs].map(([k, v]) => [k, toV3(v3Scalars[k] ?? v)])) }
+    })
+    v3.set(gv, { text, hash: hashOf(text) })
   }
-  return { paths }
+  cache = { key, v2, v3 }
+  return cache
+}
+
+/** An answer to an OpenAPI request. */
+export interface Answer {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: string | Uint8Array
+}
+
+const etagMatches = (ifNoneMatch: string | undefined, etag: string): boolean =>
+  ifNoneMatch !== undefined && ifNoneMatch.split(",").some((t) => t.trim() === etag || t.trim() === "*")
+
+const notAcceptable: Answer = { status: 406, headers: { Vary: "Accept" }, body: "" }
+
+const answer = (
+  body: string | Uint8Array,
+  contentType: string,
+  etag: string,
+  ifNoneMatch: string | undefined,
+  extra: Record<string, string> = {}
+): Answer => {
+  const headers = { "Content-Type": contentType, Etag: etag, Vary: "Accept", ...extra }
+  return etagMatches(ifNoneMatch, etag) ? { status: 304, headers, body: "" } : { status: 200, headers, body }
+}
+
+/**
+ * Answers `GET /openapi/v2`, `/openapi/v3` and `/openapi/v3/<group version>`; `undefined` for other paths, `null`
+ * for an unknown group version (404).
+ */
+export const respond = (
+  segments: ReadonlyArray<string>,
+  url: URL,
+  headers: { readonly accept?: string | undefined; readonly ifNoneMatch?: string | undefined },
+  types: ReadonlyArray<ResourceType>,
+  crds: ReadonlyArray<Schema>
+): Answer | null | undefined => {
+  if (segments[0] !== "openapi") return undefined
+  if (segments[1] === "v2" && segments.length === 2) {
+    const built = build(types, crds)
+    const etag = `"${hashOf(built.v2)}"`
+    const format = negotiate(headers.accept, [
+      ["json", "json"],
+      ["com.github.proto-openapi.spec.v2.v1.0+protobuf", "protobuf"],
+      ["com.github.proto-openapi.spec.v2@v1.0+protobuf", "protobuf"]
+    ])
+    if (format === undefined) return notAcceptable
+    if (format === "protobuf") {
+      built.v2Proto ??= encodeDocument(JSON.parse(built.v2))
+      return answer(built.v2Proto, V2_PROTOBUF, etag, headers.ifNoneMatch)
+    }
+    return answer(built.v2, "application/json", etag, headers.ifNoneMatch)
+  }
+  if (segments[1] !== "v3") return undefined
+  // Only JSON: the protobuf form of v3 documents is not served (kubectl and client-go ask for JSON).
+  if (negotiate(headers.accept, [["json", "json"]]) === undefined) return notAcceptable
+  const built = build(types, crds)
+  if (segments.length === 2) {
+    const paths: Record<string, { serverRelativeURL: string }> = {}
+    for (const [gv, doc] of built.v3) paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${doc.hash}` }
+    const text = JSON.stringify({ paths })
+    return answer(text, "application/json", `"${hashOf(text)}"`, headers.ifNoneMatch)
+  }
+  const gv = segments.slice(2).join("/")
+  const doc = built.v3.get(gv)
+  if (doc === undefined) return null
+  const asked = url.searchParams.get("hash")
+  if (asked !== null && asked !== doc.hash) {
+    // As kube-openapi: an outdated hash is redirected to the current document.
+    return { status: 301, headers: { Location: `/openapi/v3/${gv}?hash=${doc.hash}`, Vary: "Accept" }, body: "" }
+  }
+  // With the current hash the document never changes: cacheable for a year, as kube-openapi says.
+  const immutable = asked === null
+    ? {}
+    : { "Cache-Control": "public, immutable", Expires: new Date(Date.now() + 365 * 86_400_000).toUTCString() }
+  return answer(doc.text, "application/json", `"${doc.hash}"`, headers.ifNoneMatch, immutable)
 }

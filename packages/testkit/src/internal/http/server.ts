@@ -11,12 +11,16 @@ import * as ApiError from "../../ApiError.js"
 import type { KubeObject, WatchEvent } from "../../KubeObject.js"
 import type { ResourceType } from "../../ResourceType.js"
 import { type OpenWatch, paceWrites, type Verb, WatchPace } from "../faults.js"
+import * as FieldValidation from "../fieldValidation.js"
 import * as Freshness from "../freshness.js"
-import { isObject, type Obj } from "../json.js"
+import * as Protobuf from "../protobuf/http.js"
 import { badRequest, type Core, type DeleteOptions, type PatchType } from "../store.js"
 import { toApiError } from "../testCluster.js"
 import * as Discovery from "./discovery.js"
 import * as OpenApi from "./openapi.js"
+import * as Query from "./query.js"
+import { bool } from "./query.js"
+import * as Subresources from "./subresources.js"
 import * as Table from "./table.js"
 
 export interface ServerOptions {
@@ -52,14 +56,35 @@ class HttpFailure {
 const notFoundPath = (): ApiError.ApiError =>
   ApiError.make(404, "NotFound", "the server could not find the requested resource")
 
+/** Responses written indented (`pretty`, see `Query.pretty`). */
+const prettyResponses = new WeakSet<Http.ServerResponse>()
+
 const sendJson = (res: Http.ServerResponse, code: number, body: unknown, contentType = "application/json"): void => {
-  const text = JSON.stringify(body)
+  // protobuf when the client asks for it first and the body's kind has a message (JSON if it cannot carry the object)
+  const proto = contentType === "application/json" ? Protobuf.responseBody(res.req, body) : undefined
+  if (proto !== undefined) {
+    res.writeHead(code, {
+      "Content-Type": Protobuf.MEDIA_TYPE,
+      "Content-Length": proto.length,
+      "Cache-Control": "no-cache, private"
+    })
+    return void res.end(proto)
+  }
+  const text = prettyResponses.has(res) ? JSON.stringify(body, null, 2) : JSON.stringify(body)
   res.writeHead(code, {
     "Content-Type": contentType,
     "Content-Length": Buffer.byteLength(text),
     "Cache-Control": "no-cache, private"
   })
   res.end(text)
+}
+
+/** Adds `Warning` headers (`299 - "<text>"`), as kube-apiserver reports Warn-level field validation. */
+const warn = (res: Http.ServerResponse, warnings: ReadonlyArray<string>): void => {
+  if (warnings.length === 0) return
+  const previous = res.getHeader("Warning")
+  const before = previous === undefined ? [] : Array.isArray(previous) ? previous : [String(previous)]
+  res.setHeader("Warning", [...before, ...warnings.map(Query.warningHeader)])
 }
 
 const sendStatus = (res: Http.ServerResponse, error: ApiError.ApiError): void => {
@@ -72,23 +97,11 @@ const readBody = (req: Http.IncomingMessage): Promise<string> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    // protobuf bodies travel as latin1 text (byte for byte) to parseBody
+    const encoding = Protobuf.isProtobuf(req.headers["content-type"]) ? "latin1" : "utf8"
+    req.on("end", () => resolve(Buffer.concat(chunks).toString(encoding)))
     req.on("error", reject)
   })
-
-/**
- * A boolean query parameter as kube-apiserver reads it (apimachinery's string → bool conversion): absent is
- * unset; "0" or "false" in any case is false; anything else — "true", "True" (Python's client), "1", "" — true.
- */
-const bool = (value: string | null): boolean | undefined =>
-  value === null ? undefined : !(value === "0" || value.toLowerCase() === "false")
-
-const int = (value: string | null): number | undefined => {
-  if (value === null || value === "") return undefined
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid integer parameter: ${value}`)
-  return n
-}
 
 const mediaType = (header: string | undefined): string => (header ?? "").split(";")[0]!.trim().toLowerCase()
 
@@ -113,6 +126,7 @@ const parseYaml = (text: string): unknown => {
 const parseBody = (req: Http.IncomingMessage, text: string): unknown => {
   const type = mediaType(req.headers["content-type"])
   if (type === "" || type === "application/json") return parseJson(text)
+  if (type === Protobuf.MEDIA_TYPE) return Protobuf.decodeBody(Buffer.from(text, "latin1"))
   if (type === "application/yaml" || type === "application/x-yaml") return parseYaml(text)
   throw ApiError.make(
     415,
@@ -207,6 +221,8 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     r: Route
   ): Promise<void> => {
     const q = url.searchParams
+    // ListOptions are decoded before the watch starts: a bad integer is a 400, not a broken stream (kube-apiserver)
+    const timeout = Query.listOptions(q, true).timeoutSeconds
     await guard("watch", r.rt, r.namespace)
     const accept = req.headers.accept ?? ""
     const asTable = accept.includes("as=Table")
@@ -214,8 +230,13 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     const fieldSelector = r.name === undefined
       ? q.get("fieldSelector") ?? undefined
       : [q.get("fieldSelector"), `metadata.name=${r.name}`].filter((x) => x !== null && x !== "").join(",")
+    // protobuf watches: length-prefixed WatchEvent frames, carried as latin1 strings through the pacing below
+    const proto = !asTable && Protobuf.watchesProtobuf(req, r.rt)
+    const line = (type: string, object: unknown): string =>
+      proto ? Protobuf.watchLine(type, object) ?? "" : `${JSON.stringify({ type, object })}\n`
+    const encoding = proto ? "latin1" : "utf8"
     res.writeHead(200, {
-      "Content-Type": "application/json",
+      "Content-Type": proto ? Protobuf.WATCH_MEDIA_TYPE : "application/json",
       "Cache-Control": "no-cache, private",
       "Transfer-Encoding": "chunked"
     })
@@ -226,7 +247,7 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       // a watch-list waits for the resourceVersion like a list, and fails with an ERROR event (kube-apiserver)
       await waitFor(core, from!, waitMs)
       if (Freshness.behind(core, from)) {
-        res.end(`${JSON.stringify({ type: "ERROR", object: Freshness.tooLarge(from!, core).status })}\n`)
+        res.end(line("ERROR", Freshness.tooLarge(from!, core).status), encoding)
         return
       }
     }
@@ -234,7 +255,7 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     let ended = false
     const pace = new WatchPace(core.faults, r.rt, r.namespace)
     const paced = paceWrites(pace, (line) => {
-      if (!ended) res.write(line)
+      if (!ended) res.write(line, encoding)
     }, () => finish())
     const write = (event: WatchEvent): void => {
       let object: unknown = event.object
@@ -249,11 +270,11 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
           )
         } else if (accept.includes("as=PartialObjectMetadata")) object = Table.partialObject(event.object)
       }
-      paced.write(`${JSON.stringify({ type: event.type, object })}\n`)
+      paced.write(line(event.type, object))
     }
     if (core.faults.takeExpire("watch")) {
       const status = ApiError.make(410, "Expired", "too old resource version: injected fault").status
-      res.end(`${JSON.stringify({ type: "ERROR", object: status })}\n`)
+      res.end(line("ERROR", status), encoding)
       return
     }
     const timers: Array<NodeJS.Timeout> = []
@@ -301,7 +322,6 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     if (core.faults.takeDrop()) return hooks.drop()
     core.faults.openWatches.add(hooks)
     httpWatches.add(hooks)
-    const timeout = int(q.get("timeoutSeconds"))
     if (timeout !== undefined && timeout > 0) timers.push(setTimeout(paced.end, timeout * 1000))
     if (bool(q.get("allowWatchBookmarks")) === true) {
       // every bookmarkInterval and 2 s before the deadline; never older than the watch's start (kube-apiserver)
@@ -332,8 +352,25 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     const q = url.searchParams
     const method = req.method ?? "GET"
     const { rt, namespace, name, subresource } = r
+    if (subresource === "scale" || subresource === "log") {
+      return Subresources.serve(core, req, res, url, {
+        rt,
+        namespace,
+        name,
+        subresource,
+        guard: (verb) => guard(verb, rt, namespace),
+        body: async () => parseBody(req, await readBody(req)),
+        text: () => readBody(req),
+        send: (code, body) => sendJson(res, code, body),
+        fieldManager: fieldManagerOf(req, q)
+      })
+    }
     if (subresource !== undefined && subresource !== "status") throw new HttpFailure(notFoundPath())
-    if (q.get("dryRun") !== null) throw badRequest("dryRun is not supported by the testkit API server")
+    if (rt.createOnly === true && (method !== "POST" || name !== undefined || r.watchPath)) {
+      throw new HttpFailure(
+        ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+      )
+    }
     if (method === "GET") {
       if (r.watchPath || bool(q.get("watch")) === true) return watch(req, res, url, r)
       if (name !== undefined) {
@@ -347,7 +384,7 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       const listOptions = {
         labelSelector: q.get("labelSelector") ?? undefined,
         fieldSelector: q.get("fieldSelector") ?? undefined,
-        limit: int(q.get("limit")),
+        limit: Query.listOptions(q, false).limit,
         continue: q.get("continue") ?? undefined,
         resourceVersion: q.get("resourceVersion") ?? undefined,
         resourceVersionMatch: q.get("resourceVersionMatch") ?? undefined
@@ -378,8 +415,11 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
           ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         )
       }
+      const options = Query.writeOptions(q, "CreateOptions")
+      const body = parseBody(req, text)
+      warn(res, await FieldValidation.checkBody(rt, body, options.fieldValidation))
       await guard("create", rt, namespace)
-      const created = core.create(rt, namespace, parseBody(req, text), { fieldManager })
+      const created = core.create(rt, namespace, body, { fieldManager, dryRun: options.dryRun })
       return sendJson(res, 201, render(req, url, rt, created))
     }
     if (method === "PUT") {
@@ -388,8 +428,15 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
           ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         )
       }
+      const options = Query.writeOptions(q, "UpdateOptions")
+      const body = parseBody(req, text)
+      warn(res, await FieldValidation.checkBody(rt, body, options.fieldValidation))
       await guard("update", rt, namespace)
-      const updated = core.update(rt, namespace, name, parseBody(req, text), { fieldManager, subresource })
+      const updated = core.update(rt, namespace, name, body, {
+        fieldManager,
+        subresource,
+        dryRun: options.dryRun
+      })
       return sendJson(res, 200, render(req, url, rt, updated))
     }
     if (method === "PATCH") {
@@ -408,24 +455,28 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
           }`
         )
       }
+      const options = Query.patchOptions(q, type === "apply")
       await guard("patch", rt, namespace)
       const body = type === "apply" ? parseYaml(text) : parseJson(text)
+      if (type !== "apply") {
+        warn(res, await FieldValidation.checkPatch(core, rt, namespace, name, type, body, options.fieldValidation))
+      }
       const result = core.patch(rt, namespace, name, type, body, {
-        fieldManager: type === "apply" ? q.get("fieldManager") ?? undefined : fieldManager,
+        fieldManager: type === "apply" ? options.fieldManager : fieldManager,
         subresource,
-        force: bool(q.get("force"))
+        force: options.force,
+        dryRun: options.dryRun
       })
       return sendJson(res, result.created ? 201 : 200, render(req, url, rt, result.object))
     }
     if (method === "DELETE") {
-      const body = text.trim() === "" ? {} : parseJson(text)
-      const opts: Obj = isObject(body) ? body : {}
-      const deleteOptions: DeleteOptions = {
-        propagationPolicy: opts.propagationPolicy ?? q.get("propagationPolicy") ?? undefined,
-        orphanDependents: opts.orphanDependents ?? bool(q.get("orphanDependents")),
-        preconditions: opts.preconditions
-      }
+      // a DeleteOptions body, or without one the query (kube-apiserver reads one or the other)
+      const deleteOptions: DeleteOptions = Query.deleteOptions(
+        q,
+        text.trim() === "" ? undefined : parseBody(req, text)
+      )
       if (name === undefined) {
+        Query.listOptions(q, false)
         await guard("deletecollection", rt, namespace)
         const list = core.list(rt, namespace, {
           labelSelector: q.get("labelSelector") ?? undefined,
@@ -468,20 +519,22 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     if (req.headers.authorization !== `Bearer ${options.token}`) {
       return sendStatus(res, ApiError.make(401, "Unauthorized", "Unauthorized"))
     }
+    if (Query.pretty(url.searchParams, req.headers["user-agent"])) prettyResponses.add(res)
     const segments = path.split("/").filter((s) => s !== "").map(decodeURIComponent)
     const types = core.registry.all()
     const accept = req.headers.accept ?? ""
     if (req.method === "GET") {
       if (path === "/version") return sendJson(res, 200, Discovery.version)
-      if (path === "/openapi/v3") return sendJson(res, 200, OpenApi.root(types))
-      if (segments[0] === "openapi" && segments[1] === "v3") {
-        const gv = segments.slice(2)
-        const doc = gv[0] === "api" && gv.length === 2
-          ? OpenApi.groupVersionDoc(types, "", gv[1]!)
-          : gv[0] === "apis" && gv.length === 3
-          ? OpenApi.groupVersionDoc(types, gv[1]!, gv[2]!)
-          : undefined
-        return doc === undefined ? sendStatus(res, notFoundPath()) : sendJson(res, 200, doc)
+      if (segments[0] === "openapi") {
+        const crdType = core.registry.byKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")!
+        const crds = core.list(crdType, undefined, {}).items
+        const ifNoneMatch = req.headers["if-none-match"]
+        const doc = OpenApi.respond(segments, url, { accept, ifNoneMatch }, types, crds)
+        if (doc === null) return sendStatus(res, notFoundPath())
+        if (doc !== undefined) {
+          res.writeHead(doc.status, { ...doc.headers, "Content-Length": Buffer.byteLength(doc.body) })
+          return void res.end(doc.body)
+        }
       }
       if (path === "/api" || path === "/apis") {
         if (accept.includes("g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")) {

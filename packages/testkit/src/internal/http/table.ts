@@ -1,7 +1,16 @@
-/** `meta.k8s.io/v1` Table and PartialObjectMetadata renderings, as `kubectl get` requests them. */
+/**
+ * `meta.k8s.io/v1` Table and PartialObjectMetadata renderings, as `kubectl get` requests them.
+ *
+ * Built-in kinds print the columns of kube-apiserver's printers (`pkg/printers/internalversion/printers.go`:
+ * names, types, priorities, and the cells' rules — pod status reasons, `<none>`, human durations); the server
+ * always generates the wide form, `priority: 1` columns are the ones `-o wide` adds. CustomResourceDefinitions print
+ * NAME and CREATED AT (the generic table of the apiserver); custom resources their version's
+ * `additionalPrinterColumns` (AGE when it declares none), as apiextensions-apiserver does.
+ */
 import type { KubeObject } from "../../KubeObject.js"
 import type { ResourceType } from "../../ResourceType.js"
-import type { Obj } from "../json.js"
+import { isObject, type Obj } from "../json.js"
+import { formatSelector } from "../scale.js"
 
 interface Column {
   readonly name: string
@@ -12,62 +21,548 @@ interface Column {
   readonly cell: (obj: Obj) => unknown
 }
 
-/** Human age as kubectl prints it (`5s`, `3m`, `2h`, `4d`). */
-export const age = (created: string | undefined, now: number): string => {
-  if (created === undefined) return "<unknown>"
-  const seconds = Math.max(0, Math.floor((now - Date.parse(created)) / 1000))
+const NAME_DOC =
+  "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+const CREATED_DOC =
+  "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+
+/**
+ * A duration as apimachinery's `duration.HumanDuration` prints it (`45s`, `3m20s`, `15m`, `5h12m`, `2d3h`, `40d`,
+ * `2y10d`); `<unknown>` for a missing time, `<invalid>` for one more than 2 s in the future.
+ */
+export const age = (created: string | undefined | null, now: number): string => {
+  if (created === undefined || created === null || created === "") return "<unknown>"
+  const at = Date.parse(created)
+  if (Number.isNaN(at)) return "<unknown>"
+  const millis = now - at
+  const seconds = Math.trunc(millis / 1000)
+  if (seconds < -1) return "<invalid>"
+  if (seconds < 0) return "0s"
   if (seconds < 120) return `${seconds}s`
   const minutes = Math.floor(seconds / 60)
-  if (minutes < 120) return `${minutes}m`
+  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`
+  if (minutes < 180) return `${minutes}m`
   const hours = Math.floor(minutes / 60)
+  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`
   if (hours < 48) return `${hours}h`
-  return `${Math.floor(hours / 24)}d`
+  if (hours < 24 * 8) {
+    return hours % 24 === 0
+      ? `${Math.floor(hours / 24)}d`
+      : `${Math.floor(hours / 24)}d${hours % 24}h`
+  }
+  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`
+  if (hours < 24 * 365 * 8) {
+    const days = Math.floor(hours / 24) % 365
+    return days === 0 ? `${Math.floor(hours / 24 / 365)}y` : `${Math.floor(hours / 24 / 365)}y${days}d`
+  }
+  return `${Math.floor(hours / 24 / 365)}y`
+}
+
+const list = (value: unknown): Array<Obj> => (Array.isArray(value) ? value.filter(isObject) : [])
+const str = (value: unknown): string => (typeof value === "string" ? value : "")
+const num = (value: unknown): number => (typeof value === "number" ? value : 0)
+const orNone = (value: string): string => (value === "" ? "<none>" : value)
+const count = (value: unknown): number => (isObject(value) ? Object.keys(value).length : 0)
+
+/** `labels.FormatLabels`: `k=v` sorted by key, joined by commas; `<none>` when empty. */
+const formatLabels = (labels: unknown): string =>
+  orNone(
+    Object.entries(isObject(labels) ? labels : {})
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${k}=${String(v)}`)
+      .join(",")
+  )
+
+const containers = (template: Obj | undefined): Array<Obj> => list(template?.spec?.containers)
+
+// -------------------------------------------------------------------------------------------------------------------
+// pods
+
+const podSucceeded = [{
+  type: "Completed",
+  status: "True",
+  reason: "Succeeded",
+  message: "The pod has completed successfully."
+}]
+const podFailed = [{ type: "Completed", status: "True", reason: "Failed", message: "The pod failed." }]
+
+const later = (a: string | undefined, b: unknown): string | undefined =>
+  typeof b === "string" && b !== "" && (a === undefined || Date.parse(b) > Date.parse(a)) ? b : a
+
+/** The cells of a pod as kubectl shows them: READY, STATUS (the aggregate reason), RESTARTS. */
+const podSummary = (pod: Obj, now: number) => {
+  const spec: Obj = isObject(pod.spec) ? pod.spec : {}
+  const status: Obj = isObject(pod.status) ? pod.status : {}
+  const initSpecs = new Map(list(spec.initContainers).map((c) => [c.name, c]))
+  const restartable = (name: unknown): boolean => initSpecs.get(name)?.restartPolicy === "Always"
+  let total = list(spec.containers).length
+  for (const c of initSpecs.values()) if (c.restartPolicy === "Always") total++
+  let ready = 0
+  let restarts = 0
+  let sidecarRestarts = 0
+  let lastRestart: string | undefined
+  let lastSidecarRestart: string | undefined
+  const phase = str(status.phase)
+  let reason = str(status.reason) !== "" ? str(status.reason) : phase
+  let initializing = false
+  const inits = list(status.initContainerStatuses)
+  for (let i = 0; i < inits.length; i++) {
+    const c = inits[i]!
+    const state: Obj = isObject(c.state) ? c.state : {}
+    restarts += num(c.restartCount)
+    lastRestart = later(lastRestart, c.lastState?.terminated?.finishedAt)
+    if (restartable(c.name)) {
+      sidecarRestarts += num(c.restartCount)
+      lastSidecarRestart = later(lastSidecarRestart, c.lastState?.terminated?.finishedAt)
+    }
+    if (isObject(state.terminated) && num(state.terminated.exitCode) === 0) continue
+    if (restartable(c.name) && c.started === true) {
+      if (c.ready === true) ready++
+      continue
+    }
+    if (isObject(state.terminated)) {
+      const t = state.terminated
+      reason = str(t.reason) !== ""
+        ? `Init:${t.reason}`
+        : num(t.signal) !== 0
+        ? `Init:Signal:${t.signal}`
+        : `Init:ExitCode:${num(t.exitCode)}`
+    } else if (
+      isObject(state.waiting) && str(state.waiting.reason) !== "" && state.waiting.reason !== "PodInitializing"
+    ) {
+      reason = `Init:${state.waiting.reason}`
+    } else {
+      reason = `Init:${i}/${list(spec.initContainers).length}`
+    }
+    initializing = true
+    break
+  }
+  const initialized = list(status.conditions).some((c) => c.type === "Initialized" && c.status === "True")
+  if (!initializing || initialized) {
+    restarts = sidecarRestarts
+    lastRestart = lastSidecarRestart
+    let running = false
+    const statuses = list(status.containerStatuses)
+    for (let i = statuses.length - 1; i >= 0; i--) {
+      const c = statuses[i]!
+      const state: Obj = isObject(c.state) ? c.state : {}
+      restarts += num(c.restartCount)
+      lastRestart = later(lastRestart, c.lastState?.terminated?.finishedAt)
+      if (isObject(state.waiting) && str(state.waiting.reason) !== "") reason = state.waiting.reason
+      else if (isObject(state.terminated) && str(state.terminated.reason) !== "") reason = state.terminated.reason
+      else if (isObject(state.terminated)) {
+        reason = num(state.terminated.signal) !== 0
+          ? `Signal:${state.terminated.signal}`
+          : `ExitCode:${num(state.terminated.exitCode)}`
+      } else if (c.ready === true && isObject(state.running)) {
+        running = true
+        ready++
+      }
+    }
+    if (reason === "Completed" && running) {
+      reason = list(status.conditions).some((c) => c.type === "Ready" && c.status === "True") ? "Running" : "NotReady"
+    }
+  }
+  if (pod.metadata?.deletionTimestamp !== undefined && pod.metadata?.deletionTimestamp !== null) {
+    if (status.reason === "NodeLost") reason = "Unknown"
+    else if (phase !== "Succeeded" && phase !== "Failed") reason = "Terminating"
+  }
+  const restartsText = restarts !== 0 && lastRestart !== undefined
+    ? `${restarts} (${age(lastRestart, now)} ago)`
+    : String(restarts)
+  return { ready: `${ready}/${total}`, reason, restarts: restartsText }
+}
+
+const podIP = (pod: Obj): string => orNone(str(list(pod.status?.podIPs)[0]?.ip) || str(pod.status?.podIP))
+
+const readinessGates = (pod: Obj): string => {
+  const gates = list(pod.spec?.readinessGates)
+  if (gates.length === 0) return "<none>"
+  const conditions = list(pod.status?.conditions)
+  const met = gates.filter((g) => conditions.find((c) => c.type === g.conditionType)?.status === "True").length
+  return `${met}/${gates.length}`
+}
+
+// -------------------------------------------------------------------------------------------------------------------
+// services
+
+const servicePorts = (svc: Obj): string =>
+  orNone(
+    list(svc.spec?.ports).map((p) =>
+      num(p.nodePort) !== 0
+        ? `${num(p.port)}:${p.nodePort}/${str(p.protocol) || "TCP"}`
+        : `${num(p.port)}/${str(p.protocol) || "TCP"}`
+    ).join(",")
+  )
+
+const loadBalancerStatus = (svc: Obj): string =>
+  list(svc.status?.loadBalancer?.ingress).map((i) => str(i.ip) || str(i.hostname)).filter((s) => s !== "").join(",")
+
+const externalIP = (svc: Obj): string => {
+  const externalIPs: Array<string> = Array.isArray(svc.spec?.externalIPs) ? svc.spec.externalIPs : []
+  switch (str(svc.spec?.type) || "ClusterIP") {
+    case "ClusterIP":
+    case "NodePort":
+      return externalIPs.length > 0 ? externalIPs.join(",") : "<none>"
+    case "LoadBalancer": {
+      // the server prints the wide form, which does not shorten the ingress list
+      const lb = loadBalancerStatus(svc)
+      if (externalIPs.length > 0) return [...(lb === "" ? [] : lb.split(",")), ...externalIPs].join(",")
+      return lb !== "" ? lb : "<pending>"
+    }
+    case "ExternalName":
+      return str(svc.spec?.externalName)
+  }
+  return "<unknown>"
+}
+
+// -------------------------------------------------------------------------------------------------------------------
+// events (core/v1 and events.k8s.io/v1 print the same, from the same storage)
+
+interface EventView {
+  readonly involvedKind: string
+  readonly involvedName: string
+  readonly fieldPath: string
+  readonly type: string
+  readonly reason: string
+  readonly message: string
+  readonly component: string
+  readonly host: string
+  readonly first: string | undefined
+  readonly last: string | undefined
+  readonly count: number
+  readonly eventTime: string | undefined
+  readonly seriesCount: number | undefined
+  readonly seriesLast: string | undefined
+}
+
+const timeOf = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined)
+
+const eventView = (e: Obj, eventsGroup: boolean): EventView => {
+  const ref: Obj = (eventsGroup ? e.regarding : e.involvedObject) ?? {}
+  const source: Obj = (eventsGroup ? e.deprecatedSource : e.source) ?? {}
+  const series: Obj | undefined = isObject(e.series) ? e.series : undefined
+  return {
+    involvedKind: str(ref.kind),
+    involvedName: str(ref.name),
+    fieldPath: str(ref.fieldPath),
+    type: str(e.type),
+    reason: str(e.reason),
+    message: str(eventsGroup ? e.note : e.message),
+    component: str(source.component) || str(eventsGroup ? e.reportingController : e.reportingComponent),
+    host: str(source.host) || str(e.reportingInstance),
+    first: timeOf(eventsGroup ? e.deprecatedFirstTimestamp : e.firstTimestamp),
+    last: timeOf(eventsGroup ? e.deprecatedLastTimestamp : e.lastTimestamp),
+    count: num(eventsGroup ? e.deprecatedCount : e.count),
+    eventTime: timeOf(e.eventTime),
+    seriesCount: series === undefined ? undefined : num(series.count),
+    seriesLast: series === undefined ? undefined : timeOf(series.lastObservedTime)
+  }
+}
+
+const eventColumns = (eventsGroup: boolean, now: number): ReadonlyArray<Column> => {
+  const view = (o: Obj) => eventView(o, eventsGroup)
+  const first = (v: EventView): string => age(v.first ?? v.eventTime, now)
+  const last = (v: EventView): string =>
+    v.seriesCount !== undefined ? age(v.seriesLast, now) : v.last !== undefined ? age(v.last, now) : first(v)
+  const col = (name: string, description: string, cell: (v: EventView, o: Obj) => unknown, priority = 0): Column => ({
+    name,
+    type: "string",
+    description,
+    priority,
+    cell: (o) => cell(view(o), o)
+  })
+  return [
+    col("Last Seen", "The last time this event was seen.", last),
+    col("Type", "Type of this event (Normal, Warning), new types could be added in the future.", (v) => v.type),
+    col("Reason", "The reason for the event.", (v) => v.reason),
+    col(
+      "Object",
+      "The object that this event is about. Mapped to v1.Event.InvolvedObject.",
+      (v) => v.involvedName !== "" ? `${v.involvedKind.toLowerCase()}/${v.involvedName}` : v.involvedKind.toLowerCase()
+    ),
+    col("Subobject", "The subobject that this event is about.", (v) => v.fieldPath, 1),
+    col(
+      "Source",
+      "The component reporting this event.",
+      (v) => (v.component === "" && v.host === "" ? "" : v.host === "" ? v.component : `${v.component}, ${v.host}`),
+      1
+    ),
+    col("Message", "A human-readable description of the status of this operation.", (v) => v.message.trim()),
+    col("First Seen", "The first time this event was seen.", first, 1),
+    col("Count", "The number of times this event has occurred.", (v) => v.seriesCount ?? (v.count || 1), 1),
+    { name: "Name", type: "string", format: "name", description: NAME_DOC, priority: 1, cell: (o) => o.metadata?.name }
+  ]
+}
+
+// -------------------------------------------------------------------------------------------------------------------
+// custom resources: a JSONPath subset (fields, indexes, `*`, `[?(@.k=="v")]`), cells typed as apiextensions types them
+
+const pathTokens = (path: string): Array<string> => {
+  const inner = path.trim().replace(/^\{/, "").replace(/\}$/, "")
+  const out: Array<string> = []
+  const re = /\.?([^.[\]]+)|\[([^\]]*)\]/g
+  let m: RegExpExecArray | null
+  while ((m = re.exec(inner)) !== null) out.push(m[1] !== undefined ? m[1] : `[${m[2]}]`)
+  return out
 }
 
 const jsonPath = (obj: Obj, path: string): unknown => {
-  let node: any = obj
-  for (const part of path.replace(/^\./, "").split(".")) {
-    if (node === null || typeof node !== "object") return undefined
-    node = node[part]
+  let nodes: Array<unknown> = [obj]
+  for (const token of pathTokens(path)) {
+    const next: Array<unknown> = []
+    for (const node of nodes) {
+      if (!token.startsWith("[")) {
+        if (isObject(node) && token in node) next.push(node[token])
+        continue
+      }
+      const inside = token.slice(1, -1).trim()
+      if (!Array.isArray(node)) {
+        const key = inside.replace(/^['"]|['"]$/g, "")
+        if (isObject(node) && key in node) next.push(node[key])
+        continue
+      }
+      const filter = /^\?\(@\.([\w.-]+)\s*==\s*["']?([^"')]*)["']?\)$/.exec(inside)
+      if (inside === "*") { for (const item of node) next.push(item) }
+      else if (filter !== null) {
+        for (const item of node) {
+          if (isObject(item) && String(jsonPath(item, `.${filter[1]}`)) === filter[2]) next.push(item)
+        }
+      } else if (/^-?\d+$/.test(inside)) {
+        const i = Number(inside)
+        const item = node[i < 0 ? node.length + i : i]
+        if (item !== undefined) next.push(item)
+      }
+    }
+    nodes = next
   }
-  return node
+  return nodes[0]
 }
 
-const count = (value: unknown): number => (value !== null && typeof value === "object" ? Object.keys(value).length : 0)
+const typedCell = (type: string, value: unknown, now: number): unknown => {
+  if (value === undefined || value === null) return null
+  switch (type) {
+    case "string":
+      return typeof value === "string" ? value : typeof value === "object" ? JSON.stringify(value) : String(value)
+    case "integer":
+      return typeof value === "number" ? Math.trunc(value) : null
+    case "number":
+      return typeof value === "number" ? value : null
+    case "boolean":
+      return typeof value === "boolean" ? value : null
+    case "date":
+      return typeof value === "string" ? (Number.isNaN(Date.parse(value)) ? "<invalid>" : age(value, now)) : null
+    default:
+      return value
+  }
+}
 
-const builtinColumns = (rt: ResourceType): ReadonlyArray<Column> => {
-  const col = (name: string, cell: (obj: Obj) => unknown, type = "string"): Column => ({
+const customColumns = (rt: ResourceType, now: number): ReadonlyArray<Column> => {
+  const columns = rt.printerColumns.length > 0
+    ? rt.printerColumns
+    : [{ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp", description: CREATED_DOC }]
+  return columns.map((c) => ({
+    name: c.name,
+    type: c.type,
+    ...("format" in c && typeof c.format === "string" && c.format !== "" ? { format: c.format } : {}),
+    description: c.description ?? `Custom resource definition column (in JSONPath format): ${c.jsonPath}`,
+    priority: c.priority ?? 0,
+    cell: (o: Obj) => typedCell(c.type, jsonPath(o, c.jsonPath), now)
+  }))
+}
+
+// -------------------------------------------------------------------------------------------------------------------
+
+const ageColumn = (now: number): Column => ({
+  name: "Age",
+  type: "string",
+  description: CREATED_DOC,
+  priority: 0,
+  cell: (o) => age(o.metadata?.creationTimestamp, now)
+})
+
+const workloadWide = (selectorDoc: string, withSelector: boolean): ReadonlyArray<Column> => [
+  {
+    name: "Containers",
+    type: "string",
+    description: "Names of each container in the template.",
+    priority: 1,
+    cell: (o) => containers(o.spec?.template).map((c) => str(c.name)).join(",")
+  },
+  {
+    name: "Images",
+    type: "string",
+    description: "Images referenced by each container in the template.",
+    priority: 1,
+    cell: (o) => containers(o.spec?.template).map((c) => str(c.image)).join(",")
+  },
+  ...(withSelector
+    ? [{
+      name: "Selector",
+      type: "string",
+      description: selectorDoc,
+      priority: 1,
+      cell: (o: Obj) => orNone(formatSelector(o.spec?.selector))
+    }]
+    : [])
+]
+
+/** The columns after NAME, the AGE column included where the printer has one. */
+const kindColumns = (rt: ResourceType, now: number): ReadonlyArray<Column> | undefined => {
+  const col = (name: string, description: string, cell: (o: Obj) => unknown, type = "string", priority = 0) => ({
     name,
     type,
-    description: name,
-    priority: 0,
+    description,
+    priority,
     cell
   })
+  const created = ageColumn(now)
   switch (`${rt.group}/${rt.kind}`) {
     case "/Namespace":
-      return [col("Status", (o) => o.status?.phase ?? "")]
+      return [col("Status", "The status of the namespace", (o) => str(o.status?.phase)), created]
     case "/ConfigMap":
-      return [col("Data", (o) => count(o.data) + count(o.binaryData), "integer")]
+      return [col("Data", "Data contains the configuration data.", (o) => count(o.data) + count(o.binaryData)), created]
     case "/Secret":
-      return [col("Type", (o) => o.type ?? ""), col("Data", (o) => count(o.data), "integer")]
+      return [
+        col("Type", "Used to facilitate programmatic handling of secret data.", (o) => str(o.type)),
+        col("Data", "Data contains the secret data.", (o) => count(o.data)),
+        created
+      ]
     case "/Pod":
-      return [col("Status", (o) => o.status?.phase ?? "")]
+      return [
+        col(
+          "Ready",
+          "The aggregate readiness state of this pod for accepting traffic.",
+          (o) => podSummary(o, now).ready
+        ),
+        col("Status", "The aggregate status of the containers in this pod.", (o) => podSummary(o, now).reason),
+        col(
+          "Restarts",
+          "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+          (o) => podSummary(o, now).restarts
+        ),
+        created,
+        col("IP", "podIP address allocated to the pod. Routable at least within the cluster.", podIP, "string", 1),
+        col(
+          "Node",
+          "NodeName indicates in which node this pod is scheduled.",
+          (o) => orNone(str(o.spec?.nodeName)),
+          "string",
+          1
+        ),
+        col(
+          "Nominated Node",
+          "nominatedNodeName is set only when this pod preempts other pods on the node.",
+          (o) => orNone(str(o.status?.nominatedNodeName)),
+          "string",
+          1
+        ),
+        col(
+          "Readiness Gates",
+          "If specified, all readiness gates will be evaluated for pod readiness.",
+          readinessGates,
+          "string",
+          1
+        )
+      ]
     case "/Service":
-      return [col("Type", (o) => o.spec?.type ?? ""), col("Cluster-IP", (o) => o.spec?.clusterIP ?? "<none>")]
+      return [
+        col("Type", "type determines how the Service is exposed.", (o) => str(o.spec?.type)),
+        col(
+          "Cluster-IP",
+          "clusterIP is the IP address of the service and is usually assigned randomly.",
+          (o) => orNone(str(o.spec?.clusterIP))
+        ),
+        col(
+          "External-IP",
+          "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.",
+          externalIP
+        ),
+        col("Port(s)", "The list of ports that are exposed by this service.", servicePorts),
+        created,
+        col(
+          "Selector",
+          "Route service traffic to pods with label keys and values matching this selector.",
+          (o) => formatLabels(o.spec?.selector),
+          "string",
+          1
+        )
+      ]
+    case "/Event":
+      return eventColumns(false, now)
+    case "events.k8s.io/Event":
+      return eventColumns(true, now)
     case "apps/Deployment":
       return [
-        col("Ready", (o) => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}`),
-        col("Up-to-date", (o) => o.status?.updatedReplicas ?? 0, "integer"),
-        col("Available", (o) => o.status?.availableReplicas ?? 0, "integer")
+        col(
+          "Ready",
+          "Number of the pod with ready state",
+          (o) => `${num(o.status?.readyReplicas)}/${num(o.spec?.replicas)}`
+        ),
+        col(
+          "Up-to-date",
+          "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
+          (o) => num(o.status?.updatedReplicas),
+          "integer"
+        ),
+        col(
+          "Available",
+          "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+          (o) => num(o.status?.availableReplicas),
+          "integer"
+        ),
+        created,
+        ...workloadWide(
+          "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
+          true
+        )
       ]
+    case "apps/ReplicaSet":
+      return [
+        col(
+          "Desired",
+          "Replicas is the number of desired replicas.",
+          (o) => (typeof o.spec?.replicas === "number" ? o.spec.replicas : 1),
+          "integer"
+        ),
+        col(
+          "Current",
+          "Replicas is the most recently observed number of replicas.",
+          (o) => num(o.status?.replicas),
+          "integer"
+        ),
+        col(
+          "Ready",
+          "The number of ready replicas for this replica set.",
+          (o) => num(o.status?.readyReplicas),
+          "integer"
+        ),
+        created,
+        ...workloadWide("Selector is a label query over pods that should match the replica count.", true)
+      ]
+    case "apps/StatefulSet":
+      return [
+        col(
+          "Ready",
+          "Number of the pod with ready state",
+          (o) => `${num(o.status?.readyReplicas)}/${num(o.spec?.replicas)}`
+        ),
+        created,
+        ...workloadWide("", false)
+      ]
+    case "coordination.k8s.io/Lease":
+      return [col("Holder", "The holder of the lease", (o) => str(o.spec?.holderIdentity)), created]
+    case "apiextensions.k8s.io/CustomResourceDefinition":
+      // the generic table of kube-apiserver (no printer registered): the creation time as RFC 3339
+      return [{
+        name: "Created At",
+        type: "date",
+        description: CREATED_DOC,
+        priority: 0,
+        cell: (o) => str(o.metadata?.creationTimestamp).replace(/\.\d+Z$/, "Z")
+      }]
     default:
-      return rt.printerColumns.map((c) => ({
-        name: c.name,
-        type: c.type,
-        description: c.description ?? c.name,
-        priority: c.priority ?? 0,
-        cell: (o: Obj) => jsonPath(o, c.jsonPath) ?? null
-      }))
+      return undefined
   }
 }
 
@@ -77,6 +572,7 @@ const partial = (obj: KubeObject) => ({
   metadata: obj.metadata
 })
 
+/** The Table of some objects of one kind (`includeObject`: None, Metadata — the default — or Object). */
 export const table = (
   rt: ResourceType,
   items: ReadonlyArray<KubeObject>,
@@ -84,36 +580,37 @@ export const table = (
   includeObject: string,
   now: number
 ) => {
-  const columns: Array<Column> = [
-    {
-      name: "Name",
-      type: "string",
-      format: "name",
-      description: "Name must be unique within a namespace.",
-      priority: 0,
-      cell: (o) => o.metadata?.name
-    },
-    ...builtinColumns(rt),
-    {
-      name: "Age",
-      type: "string",
-      description: "CreationTimestamp",
-      priority: 0,
-      cell: (o) => age(o.metadata?.creationTimestamp, now)
-    }
-  ]
+  const isEvent = rt.kind === "Event" && (rt.group === "" || rt.group === "events.k8s.io")
+  const nameColumn: Column = {
+    name: "Name",
+    type: "string",
+    format: "name",
+    description: NAME_DOC,
+    priority: 0,
+    cell: (o) => o.metadata?.name
+  }
+  const columns: ReadonlyArray<Column> = isEvent
+    ? kindColumns(rt, now)!
+    : [nameColumn, ...(kindColumns(rt, now) ?? customColumns(rt, now))]
+  const isPod = rt.kind === "Pod" && rt.group === ""
   return {
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",
     metadata,
     columnDefinitions: columns.map(({ cell: _, ...c }) => c),
-    rows: items.map((item) => ({
-      cells: columns.map((c) => c.cell(item)),
-      ...(includeObject === "None" ? {} : { object: includeObject === "Object" ? item : partial(item) })
-    }))
+    rows: items.map((item) => {
+      const phase = isPod ? (item as Obj).status?.phase : undefined
+      const conditions = phase === "Succeeded" ? podSucceeded : phase === "Failed" ? podFailed : undefined
+      return {
+        cells: columns.map((c) => c.cell(item as Obj) ?? null),
+        ...(conditions !== undefined ? { conditions } : {}),
+        ...(includeObject === "None" ? {} : { object: includeObject === "Object" ? item : partial(item) })
+      }
+    })
   }
 }
 
+/** A list as `PartialObjectMetadataList`. */
 export const partialList = (list: { readonly metadata: unknown; readonly items: ReadonlyArray<KubeObject> }) => ({
   kind: "PartialObjectMetadataList",
   apiVersion: "meta.k8s.io/v1",
@@ -121,4 +618,5 @@ export const partialList = (list: { readonly metadata: unknown; readonly items: 
   items: list.items.map(partial)
 })
 
+/** One object as `PartialObjectMetadata`. */
 export const partialObject = partial

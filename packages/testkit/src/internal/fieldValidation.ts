@@ -1,0 +1,140 @@
+/**
+ * Server-side field validation (`fieldValidation=Ignore|Warn|Strict`, Warn when absent): the fields of a request
+ * object the kind does not declare. Custom resources: the fields pruning would drop (their structural schema);
+ * built-in kinds: the fields `@kubernetes/client-node`'s generated models (the upstream OpenAPI) do not list —
+ * when that package cannot be loaded, built-in kinds report none. Duplicate JSON fields are not detected (the body is
+ * parsed by `JSON.parse`).
+ */
+import * as ApiError from "../ApiError.js"
+import type { ResourceType } from "../ResourceType.js"
+import { clone, isObject, type Obj } from "./json.js"
+import * as Models from "./openapi/models.js"
+import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
+import type { Core, PatchType } from "./store.js"
+import * as Structural from "./structural.js"
+
+/** The `fieldValidation` directive. */
+export type Directive = "Ignore" | "Warn" | "Strict"
+
+/** The client-node model of a built-in kind (`V1Deployment`, `CoreV1Event`, `EventsV1Event`). */
+const modelName = (rt: ResourceType): string => {
+  const version = `${rt.version.charAt(0).toUpperCase()}${rt.version.slice(1)}`
+  if (rt.kind === "Event") return rt.group === "" ? `CoreV1Event` : `EventsV1Event`
+  return `${version}${rt.kind}`
+}
+
+let models: Models.Models | null | undefined
+
+const loadModels = async (): Promise<Models.Models | null> => {
+  if (models === undefined) {
+    try {
+      models = await Models.load()
+    } catch {
+      models = null
+    }
+  }
+  return models
+}
+
+const arrayOf = /^Array<(.+)>$/
+const mapOf = /^\{ \[key: string\]: (.+); \}$/
+
+const walk = (m: Models.Models, type: string, value: unknown, path: string, out: Array<string>): void => {
+  const array = arrayOf.exec(type)
+  if (array !== null) {
+    if (Array.isArray(value)) value.forEach((v, i) => walk(m, array[1]!, v, `${path}[${i}]`, out))
+    return
+  }
+  const map = mapOf.exec(type)
+  if (map !== null) {
+    if (isObject(value)) { for (const [k, v] of Object.entries(value)) walk(m, map[1]!, v, `${path}[${k}]`, out) }
+    return
+  }
+  const model = m.get(type)
+  if (model === undefined || !isObject(value)) return
+  for (const [key, v] of Object.entries(value)) {
+    const attribute = model.attributes.find((a) => a.name === key)
+    const at = path === "" ? key : `${path}.${key}`
+    if (attribute === undefined) out.push(at)
+    else walk(m, attribute.type, v, at, out)
+  }
+}
+
+/** The paths of the fields of `body` that `rt` does not declare (`spec.foo`, `spec.containers[0].bar`). */
+export const unknownFields = async (rt: ResourceType, body: unknown): Promise<Array<string>> => {
+  if (!isObject(body)) return []
+  if (rt.schema !== undefined) return Structural.unknownFields(rt, body)
+  if (rt.createOnly === true || rt.printerColumns.length > 0 || !isBuiltinGroup(rt.group)) return []
+  const m = await loadModels()
+  if (m === null || m.get(modelName(rt)) === undefined) return []
+  const out: Array<string> = []
+  walk(m, modelName(rt), body, "", out)
+  return out
+}
+
+const isBuiltinGroup = (group: string): boolean =>
+  ["", "apps", "coordination.k8s.io", "events.k8s.io", "apiextensions.k8s.io", "authorization.k8s.io"].includes(group)
+
+const strictMessage = (paths: ReadonlyArray<string>): string =>
+  `strict decoding error: ${paths.map((p) => `unknown field ${JSON.stringify(p)}`).join(", ")}`
+
+/**
+ * Checks the body of a create or update: Strict with unknown fields is a 400 (`<Kind> in version "v1" cannot be
+ * handled as a <Kind>: strict decoding error: unknown field "spec.foo"`), Warn returns one warning per field
+ * (`unknown field "spec.foo"`), Ignore nothing.
+ */
+export const checkBody = async (
+  rt: ResourceType,
+  body: unknown,
+  directive: Directive
+): Promise<Array<string>> => {
+  if (directive === "Ignore") return []
+  const paths = await unknownFields(rt, body)
+  if (paths.length === 0) return []
+  if (directive === "Strict") {
+    throw ApiError.make(
+      400,
+      "BadRequest",
+      `${rt.kind} in version ${JSON.stringify(rt.version)} cannot be handled as a ${rt.kind}: ${strictMessage(paths)}`
+    )
+  }
+  return paths.map((p) => `unknown field ${JSON.stringify(p)}`)
+}
+
+/**
+ * Checks a json, merge or strategic patch by the object it yields: Strict with unknown fields is a 422 on the
+ * field `patch` (kube-apiserver's `"" is invalid: patch: Invalid value: "<patched object>": strict decoding
+ * error: …`), Warn returns the warnings. A patch that fails to apply is left to the write itself.
+ */
+export const checkPatch = async (
+  core: Core,
+  rt: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  type: Exclude<PatchType, "apply">,
+  patch: unknown,
+  directive: Directive
+): Promise<Array<string>> => {
+  if (directive === "Ignore") return []
+  let patched: unknown
+  try {
+    const base = clone(core.get(rt, namespace, name) as unknown as Obj)
+    patched = type === "json"
+      ? jsonPatch(base, patch)
+      : type === "merge"
+      ? mergePatch(base, patch)
+      : strategicMergePatch(rt, base, patch as Obj)
+  } catch {
+    return []
+  }
+  const paths = await unknownFields(rt, patched)
+  if (paths.length === 0) return []
+  if (directive === "Strict") {
+    const value = JSON.stringify(JSON.stringify(patched))
+    const detail = strictMessage(paths)
+    throw ApiError.make(422, "Invalid", ` "" is invalid: patch: Invalid value: ${value}: ${detail}`, {
+      causes: [{ reason: "FieldValueInvalid", message: `Invalid value: ${value}: ${detail}`, field: "patch" }]
+    })
+  }
+  return paths.map((p) => `unknown field ${JSON.stringify(p)}`)
+}

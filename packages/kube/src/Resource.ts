@@ -449,9 +449,19 @@ export const isCustom = <A extends ObjectMeta.HasMetadata>(
  * Kubernetes accepts), and the `status` subresource when a status Schema is
  * given.
  *
- * Where a Schema says more than a structural schema can (unions of different
- * shapes, tuples, recursion), the manifest accepts any value there and the
- * client-side decode still checks it.
+ * The schema carries the Schemas' constraints, so the API server rejects
+ * (422) what the decoder would: integer vs number, `minimum`/`maximum`
+ * (exclusive too), `multipleOf`, `minLength`/`maxLength`, `pattern` (from
+ * `isPattern` without flags, `isStartingWith`, `isUUID`, …), `enum` (literal
+ * unions, `Schema.Enum`), `minItems`/`maxItems`, `minProperties`/
+ * `maxProperties`, `required`, `nullable`, int-or-string, `isUnique` over
+ * scalars as `x-kubernetes-list-type: set`, and the encoded defaults of
+ * `withDecodingDefault`/`withDecodingDefaultKey` properties as `default`.
+ *
+ * Where a Schema says more than a structural schema can (custom filters,
+ * patterns with flags, unions of different shapes, tuples, recursion), the
+ * manifest checks less or accepts any value there and the client-side decode
+ * still checks it.
  *
  * @since 0.1.0
  * @category constructors

@@ -10,7 +10,7 @@ import * as KubeError from "../src/KubeError.js"
 import * as Resource from "../src/Resource.js"
 import * as Undecodable from "../src/Undecodable.js"
 import { countRequests, kubeLayer, makeEnv } from "./support/env.js"
-import { WebApp } from "./support/fixtures.js"
+import { looseCrdManifest, WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(Layer.provideMerge(kubeLayer()), Layer.provideMerge(env.layer))
@@ -335,7 +335,7 @@ layer(TestLayer)("Finalizer against TestApiServer", (it) => {
   it.effect("an object that no longer decodes: deleted → cleanup with its metadata, finalizer released; live → onUndecodable", () =>
     Effect.gen(function*() {
       const ns = yield* freshNamespace
-      yield* KubeClient.create(Resource.CustomResourceDefinition, Resource.crdManifest(WebApp)).pipe(Effect.ignore)
+      yield* KubeClient.create(Resource.CustomResourceDefinition, looseCrdManifest(WebApp)).pipe(Effect.ignore)
       const cleaned: Array<string> = []
       const reported: Array<string> = []
       const reconcile = Finalizer.reconcile({

@@ -10,7 +10,7 @@ import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as Resource from "../src/Resource.js"
 import { countRequests, kubeLayer, makeEnv } from "./support/env.js"
-import { WebApp } from "./support/fixtures.js"
+import { looseCrdManifest, WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(Layer.provideMerge(kubeLayer()), Layer.provideMerge(env.layer))
@@ -398,7 +398,7 @@ layer(TestLayer)("KubeClient against TestApiServer", (it) => {
   it.effect("custom resources: CRD from Schemas, typed CRUD, status subresource, Decode errors", () =>
     Effect.gen(function*() {
       const kube = yield* Kube.Kube
-      yield* KubeClient.create(Resource.CustomResourceDefinition, Resource.crdManifest(WebApp)).pipe(
+      yield* KubeClient.create(Resource.CustomResourceDefinition, looseCrdManifest(WebApp)).pipe(
         KubeError.ignoreAlreadyExists
       )
       const ns = yield* freshNamespace
@@ -510,7 +510,7 @@ layer(TestLayer)("KubeClient against TestApiServer", (it) => {
   it.effect("watch: a custom resource failing its Schema is Undecodable between good events", () =>
     Effect.gen(function*() {
       const kube = yield* Kube.Kube
-      yield* KubeClient.create(Resource.CustomResourceDefinition, Resource.crdManifest(WebApp)).pipe(
+      yield* KubeClient.create(Resource.CustomResourceDefinition, looseCrdManifest(WebApp)).pipe(
         KubeError.ignoreAlreadyExists
       )
       const ns = yield* freshNamespace

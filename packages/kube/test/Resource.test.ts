@@ -224,8 +224,10 @@ describe("Resource.crdManifest", () => {
         image: { type: "string", minLength: 1, description: "a string at least 1 character(s) long" },
         // effect 4 writes Schema.Int's safe-integer range; effect 3 wrote no bounds
         replicas: { type: "integer", minimum: 0, description: "a number greater than or equal to 0" },
+        // `withDecodingDefaultType(Effect.succeed([]))`: the server stores what the decoder fills in
         ports: {
           type: "array",
+          default: [],
           items: {
             type: "object",
             properties: {
@@ -416,15 +418,30 @@ layer(env.layer)("Resource against TestApiServer", (it) => {
       const viaShortName = yield* kube.request({ method: "GET", path: "/apis/example.com/v1" })
       const names = (viaShortName as { resources: Array<{ name: string; shortNames?: Array<string> }> }).resources
       assert.deepStrictEqual(names.find((r) => r.name === "webapps")?.shortNames, ["wa"])
-      // a spec the Schema rejects (the server does not validate it) is a Decode error on read
-      yield* kube.request({
-        method: "POST",
-        path: WebApp.path({ namespace: "default" }),
-        body: { apiVersion: "example.com/v1", kind: "WebApp", metadata: { name: "broken" }, spec: { image: 7 } }
-      })
-      const raw = yield* kube.request({ method: "GET", path: WebApp.path({ namespace: "default", name: "broken" }) })
+      // a spec the Schema rejects is rejected by the server too: the CRD carries the Schema's constraints
+      const rejected = failureOf(
+        yield* Effect.exit(kube.request({
+          method: "POST",
+          path: WebApp.path({ namespace: "default" }),
+          body: {
+            apiVersion: "example.com/v1",
+            kind: "WebApp",
+            metadata: { name: "broken" },
+            spec: { image: 7, replicas: -1 }
+          }
+        }))
+      )
+      assert.strictEqual(rejected._tag, "Invalid")
+      assert.include(rejected.message, `WebApp.example.com "broken" is invalid`)
+      assert.include(
+        rejected.message,
+        `spec.image: Invalid value: "integer": spec.image in body must be of type string`
+      )
+      assert.include(rejected.message, "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than")
+      // a stored object the Schema rejects (from an older, looser CRD) is a Decode error on read
+      const raw = { apiVersion: "example.com/v1", kind: "WebApp", metadata: { name: "broken" }, spec: { image: 7 } }
       const decoded = failureOf(yield* Effect.exit(WebApp.decode(raw)))
       assert.strictEqual(decoded._tag, "Decode")
-      assert.include(decoded.issue, "default/broken: spec: image")
+      assert.include(decoded.issue, "broken: spec: image")
     }).pipe(Effect.provide(kubeLayer())))
 })

@@ -20,7 +20,7 @@ import * as Resource from "../src/Resource.js"
 import * as Undecodable from "../src/Undecodable.js"
 import * as Watcher from "../src/Watcher.js"
 import { check, eventually, kubeLayer, makeEnv } from "./support/env.js"
-import { WebApp } from "./support/fixtures.js"
+import { looseCrdManifest, WebApp } from "./support/fixtures.js"
 
 type WebApp = Resource.Type<typeof WebApp>
 
@@ -46,7 +46,7 @@ const setSpec = (name: string, spec: Record<string, unknown>) =>
 
 const installCrd = Effect.flatMap(
   TestCluster.TestCluster,
-  (cluster) => Effect.orDie(cluster.create(Resource.crdManifest(WebApp) as never))
+  (cluster) => Effect.orDie(cluster.create(looseCrdManifest(WebApp) as never))
 )
 
 const InProcess = Layer.mergeAll(Cache.layer(), Faults.layer).pipe(Layer.provideMerge(TestKube.layerWithCluster()))
@@ -460,7 +460,7 @@ layer(HttpLayer, { excludeTestServices: true })("Finalizer and an object that st
   it.effect("the same scenario through the real client and TestApiServer", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.TestCluster
-      yield* cluster.create(Resource.crdManifest(WebApp) as never).pipe(Effect.ignore)
+      yield* cluster.create(looseCrdManifest(WebApp) as never).pipe(Effect.ignore)
       yield* scenario((c) => eventually(c))
     }))
 })

@@ -25,7 +25,7 @@ import {
   kubeLayer,
   makeEnv
 } from "./support/env.js"
-import { WebApp } from "./support/fixtures.js"
+import { looseCrdManifest, WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(
@@ -441,7 +441,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
     Effect.gen(function*() {
       const cluster = yield* TestCluster.TestCluster
       const client = yield* KubeClient.KubeClient
-      yield* cluster.create(Resource.crdManifest(WebApp) as unknown as KubeObject).pipe(Effect.ignore)
+      yield* cluster.create(looseCrdManifest(WebApp) as unknown as KubeObject).pipe(Effect.ignore)
       const ns = yield* freshNamespace
       const app = (name: string, spec: Record<string, unknown>) =>
         Effect.orDie(

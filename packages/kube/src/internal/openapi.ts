@@ -24,7 +24,9 @@
  *   `additionalProperties` never together (`additionalProperties: true`, effect
  *   4's mark of an open struct, is dropped);
  * - `allOf` of check fragments is merged into its node;
- * - `anyOf` with `null` becomes `nullable`, literal unions become `enum`,
+ * - `anyOf` with `null` becomes `nullable` (without `enum`: the server checks
+ *   `enum` on `null` too and `null` never matches; string literals become a
+ *   `pattern`), literal unions become `enum`,
  *   integer|string becomes `x-kubernetes-int-or-string`, unions of objects
  *   merge their properties (required: those every branch requires); other
  *   unions keep any value (`x-kubernetes-preserve-unknown-fields`) — the
@@ -35,10 +37,40 @@
  *   wrote none; Kubernetes integers are int64);
  * - draft 2020-12 numeric `exclusiveMinimum: n` becomes `minimum: n` +
  *   `exclusiveMinimum: true` (OpenAPI 3.0);
- * - recursive definitions keep any value below the recursion.
+ * - recursive definitions keep any value below the recursion;
+ * - integer-valued numeric literals are an `integer` enum; string and integer
+ *   literals together an int-or-string enum; `isUnique` over scalars is
+ *   `x-kubernetes-list-type: set` (the server rejects duplicates;
+ *   `uniqueItems` is not allowed in a structural schema); a tuple whose
+ *   elements are all its rest (`NonEmptyArray`) is an array of that rest.
+ *
+ * Last, the encoded defaults of struct properties (`withDecodingDefault`,
+ * `withDecodingDefaultKey`, and a `default` annotation) become `default`, so
+ * the API server stores what the decoder would fill in.
+ *
+ * So the CRD carries: `type` (integer vs number), `minimum`/`maximum`
+ * (exclusive too), `multipleOf`, `minLength`/`maxLength` (code points:
+ * `isMinLength(n)` counts UTF-16 units, so its bound is `ceil(n / 2)`;
+ * `isMinCodePoints` is exact), `pattern` (`isPattern` without `i`/`m`/`s`/`v`
+ * flags, `isStartingWith`, `isEndingWith`, `isIncluding`, `isTrimmed`,
+ * `isLowercased`, `isUppercased`, `isUUID` (+ `format: uuid`), `isBase64`, …),
+ * `enum`, `minItems`/`maxItems`, `minProperties`/`maxProperties`, `required`,
+ * `nullable`, `x-kubernetes-int-or-string`, `default`.
+ *
+ * Checks with no OpenAPI form (the Schema still checks them on the client):
+ * custom filters (`Schema.makeFilter`, `check(...)` with a predicate), patterns
+ * with flags, `isUnique` over objects, `isPropertyNames`, date and bigint
+ * bounds on their string encodings, nullable unions of number or boolean
+ * literals (the type only), tuples with different element types,
+ * unions other than literals / nullable / int-or-string / objects (their
+ * fields keep any value), number-or-string, transformations' decoded-side
+ * checks, and defaults that need services or fail.
  */
+import * as Exit from "effect/Exit"
 import type * as JsonSchema from "effect/JsonSchema"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import * as SchemaRepresentation from "effect/SchemaRepresentation"
 
 type Json = Record<string, unknown>
@@ -88,7 +120,9 @@ const describeCheck = (check: Check, node: Representation["_tag"]): string | und
     case "effect/schema/isLessThanOrEqualTo":
       return `a number less than or equal to ${p.maximum}`
     case "effect/schema/isBetween":
-      return `a number between ${p.minimum} and ${p.maximum}`
+      return `a number between ${p.minimum}${p.exclusiveMinimum === true ? " (excluded)" : ""} and ${p.maximum}${
+        p.exclusiveMaximum === true ? " (excluded)" : ""
+      }`
     case "effect/schema/isMultipleOf":
       return `a number divisible by ${p.divisor}`
     case "effect/schema/isInt":
@@ -127,10 +161,14 @@ const withChecks = <R extends Exclude<Representation, SchemaRepresentation.Refer
     : { ...node, checks, annotations: { ...node.annotations, description } }
 }
 
-/** The type of an optional property without its `undefined` member. */
+/**
+ * The type of an optional property without its `undefined` members, also in
+ * nested unions (`withDecodingDefault` over `optional` writes `(A | undefined) | undefined`).
+ */
 const withoutUndefined = (type: Representation): Representation => {
-  if (type._tag !== "Union" || !type.types.some((t) => t._tag === "Undefined")) return type
-  const types = type.types.filter((t) => t._tag !== "Undefined")
+  if (type._tag !== "Union" || !type.types.some((t) => t._tag === "Undefined" || t._tag === "Union")) return type
+  const types = type.types.filter((t) => t._tag !== "Undefined").map(withoutUndefined)
+  if (types.length === type.types.length && types.every((t, i) => t === type.types[i])) return type
   if (types.length === 1 && type.checks.length === 0 && type.annotations === undefined) return types[0]!
   return { ...type, types }
 }
@@ -257,6 +295,23 @@ const mergeSame = (a: Json, b: Json): Json => {
   return JSON.stringify(a) === JSON.stringify(b) ? a : preserve()
 }
 
+const escapeRegExp = (text: string): string => text.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")
+
+/**
+ * A schema that also accepts `null`. The API server checks `enum` on a `null`
+ * value too, and `null` never matches an enum value (not even a `null` one),
+ * so a nullable field has no `enum`: string literals become a `pattern` (not
+ * checked on `null`), other literals keep only their type.
+ */
+const nullableOf = (s: Json): Json => {
+  if (!Array.isArray(s.enum)) return { ...s, nullable: true }
+  const { enum: values, ...rest } = s
+  if (s.type === "string" && values.every((v) => typeof v === "string") && rest.pattern === undefined) {
+    return { ...rest, pattern: `^(?:${(values as Array<string>).map(escapeRegExp).join("|")})$`, nullable: true }
+  }
+  return { ...rest, nullable: true }
+}
+
 const nonFinite = new Set(["NaN", "Infinity", "-Infinity"])
 
 /** `Schema.Number`'s JSON form: a number, or one of the non-finite values as a string. */
@@ -281,7 +336,7 @@ const convertUnion = (node: Json, branchesIn: ReadonlyArray<unknown>, ctx: Conte
   const isNull = (b: Json) => b.type === "null" || (Array.isArray(b.enum) && b.enum.length === 1 && b.enum[0] === null)
   const nullable = raw.some(isNull)
   const branches = raw.filter((b) => !isNull(b)).map((b) => convert(b, ctx))
-  const withNullable = (s: Json): Json => ({ ...s, ...(nullable ? { nullable: true } : {}), ...annotations })
+  const withNullable = (s: Json): Json => ({ ...(nullable ? nullableOf(s) : s), ...annotations })
   if (branches.length === 0) return withNullable(preserve())
   if (branches.length === 1) return withNullable(branches[0]!)
   if (branches.every((b) => Array.isArray(b.enum) && b.type !== undefined && b.type === branches[0]!.type)) {
@@ -289,6 +344,14 @@ const convertUnion = (node: Json, branchesIn: ReadonlyArray<unknown>, ctx: Conte
     return withNullable({ type: branches[0]!.type, enum: values })
   }
   const types = new Set(branches.map((b) => b.type))
+  // literals of both kinds (`Schema.Literals(["auto", 1])`): an int-or-string field with an enum
+  if (
+    types.size === 2 && types.has("string") && types.has("integer") &&
+    branches.every((b) => Array.isArray(b.enum) && Object.keys(b).every((k) => k === "type" || k === "enum"))
+  ) {
+    const values = [...new Set(branches.flatMap((b) => b.enum as Array<unknown>))]
+    return withNullable({ "x-kubernetes-int-or-string": true, enum: values })
+  }
   if (types.size === 2 && types.has("string") && types.has("integer") && branches.length === 2) {
     return withNullable({ "x-kubernetes-int-or-string": true })
   }
@@ -326,6 +389,9 @@ const flattenAllOf = (node: Json): Json | undefined => {
   }
   return out
 }
+
+const isScalar = (s: Json): boolean =>
+  (s.type === "string" || s.type === "integer" || s.type === "number" || s.type === "boolean") && s.nullable !== true
 
 const convert = (node: unknown, ctx: Context): Json => {
   if (!isObject(node)) return preserve()
@@ -374,6 +440,8 @@ const convert = (node: unknown, ctx: Context): Json => {
     case "number":
       out.type = type
       copy(node, out, ["minimum", "maximum", "multipleOf", "enum"])
+      // numeric literals that are all integers: an integer field
+      if (Array.isArray(out.enum) && out.enum.every((v) => Number.isInteger(v))) out.type = "integer"
       if (typeof node.exclusiveMinimum === "number") {
         out.minimum = node.exclusiveMinimum
         out.exclusiveMinimum = true
@@ -393,8 +461,15 @@ const convert = (node: unknown, ctx: Context): Json => {
     case "array": {
       out.type = "array"
       copy(node, out, ["minItems", "maxItems"])
-      // a tuple (`prefixItems`) keeps any items: the Schema checks them on the client
-      out.items = isObject(node.items) && node.prefixItems === undefined ? convert(node.items, ctx) : preserve()
+      // a tuple (`prefixItems`) keeps any items: the Schema checks them on the client; but a tuple
+      // whose elements are all its rest (`Schema.NonEmptyArray`) is an array of that rest
+      const sameAsRest = Array.isArray(node.prefixItems) && isObject(node.items) &&
+        node.prefixItems.every((p) => JSON.stringify(p) === JSON.stringify(node.items))
+      out.items = isObject(node.items) && (node.prefixItems === undefined || sameAsRest)
+        ? convert(node.items, ctx)
+        : preserve()
+      // `uniqueItems` is not allowed in a structural schema; a set of scalars is (the server rejects duplicates)
+      if (node.uniqueItems === true && isScalar(out.items as Json)) out["x-kubernetes-list-type"] = "set"
       break
     }
     case "object": {
@@ -427,8 +502,7 @@ const convert = (node: unknown, ctx: Context): Json => {
       // unknown / any / `{}`: any value
       return { ...preserve(), ...annotationsOf(node) }
   }
-  if (nullable) out.nullable = true
-  return { ...out, ...annotationsOf(node) }
+  return { ...(nullable ? nullableOf(out) : out), ...annotationsOf(node) }
 }
 
 const mergeObjectsAll = (parts: ReadonlyArray<Json>): Json => {
@@ -456,9 +530,83 @@ export const toStructural = (document: {
   readonly definitions: JsonSchema.Definitions
 }): Json => convert(document.schema, { defs: document.definitions, seen: new Set() })
 
+// -----------------------------------------------------------------------------
+// defaults
+// -----------------------------------------------------------------------------
+
+/** A structural path: property names, `[]` for array items. */
+type Path = ReadonlyArray<string>
+
 /**
- * The structural OpenAPI v3 schema of a Schema's encoded side.
+ * The encoded default of a struct property: what decoding the property's key
+ * when it is absent gives, encoded back (`withDecodingDefault`,
+ * `withDecodingDefaultKey`, …). Defaults needing services or failing give none.
+ */
+const defaultOf = (property: SchemaAST.PropertySignature): { readonly value: unknown } | undefined => {
+  if (!SchemaAST.isOptional(SchemaAST.toEncoded(property.type))) return undefined
+  try {
+    const one = Schema.Struct({ [property.name]: Schema.make<Schema.Top>(property.type) }) as unknown as Schema.Codec<
+      Record<PropertyKey, unknown>,
+      Record<PropertyKey, unknown>
+    >
+    const decoded = Exit.getSuccess(Schema.decodeUnknownExit(one)({}))
+    if (Option.isNone(decoded) || !Object.hasOwn(decoded.value, property.name)) return undefined
+    const encoded = Exit.getSuccess(Schema.encodeUnknownExit(one)(decoded.value))
+    if (Option.isNone(encoded) || !Object.hasOwn(encoded.value, property.name)) return undefined
+    const value = encoded.value[property.name]
+    // JSON values only (a default must be storable as is)
+    return value === undefined || JSON.stringify(value) === undefined ? undefined : { value }
+  } catch {
+    return undefined
+  }
+}
+
+/** The AST a node is encoded through (a class's struct, a transformation's source), when it is a struct or array. */
+const shapeOf = (ast: SchemaAST.AST, depth = 0): SchemaAST.Objects | SchemaAST.Arrays | undefined => {
+  if (ast._tag === "Objects" || ast._tag === "Arrays") return ast
+  if (ast.encoding === undefined || depth > 8) return undefined
+  return shapeOf(ast.encoding[ast.encoding.length - 1]!.to, depth + 1)
+}
+
+/** The property defaults of a Schema's structs, by path (not below recursion or unions). */
+const collectDefaults = (ast: SchemaAST.AST, path: Path, out: Array<readonly [Path, unknown]>): void => {
+  const shape = shapeOf(ast)
+  if (shape === undefined || path.length > 32) return
+  if (shape._tag === "Arrays") {
+    if (shape.elements.length === 0 && shape.rest.length === 1) collectDefaults(shape.rest[0]!, [...path, "[]"], out)
+    return
+  }
+  for (const property of shape.propertySignatures) {
+    if (typeof property.name !== "string") continue
+    const at = [...path, property.name]
+    const d = defaultOf(property)
+    if (d !== undefined) out.push([at, d.value])
+    collectDefaults(property.type, at, out)
+  }
+}
+
+/** Sets `default` at each path of a structural schema that has a node there. */
+const applyDefaults = (schema: Json, defaults: ReadonlyArray<readonly [Path, unknown]>): Json => {
+  for (const [path, value] of defaults) {
+    let node: unknown = schema
+    for (const segment of path) {
+      if (!isObject(node)) break
+      node = segment === "[]" ? node.items : isObject(node.properties) ? node.properties[segment] : undefined
+    }
+    if (isObject(node) && node.default === undefined) node.default = value
+  }
+  return schema
+}
+
+/**
+ * The structural OpenAPI v3 schema of a Schema's encoded side, with the
+ * encoded defaults of its struct properties (`default`, which the API server
+ * applies on create, update and read).
  *
  * @internal
  */
-export const openApiSchema = (schema: Schema.Top): Json => toStructural(jsonSchema(schema))
+export const openApiSchema = (schema: Schema.Top): Json => {
+  const defaults: Array<readonly [Path, unknown]> = []
+  collectDefaults(schema.ast, [], defaults)
+  return applyDefaults(toStructural(jsonSchema(schema)), defaults)
+}

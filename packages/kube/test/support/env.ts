@@ -19,6 +19,8 @@ export const makeEnv = (options?: { readonly bookmarkInterval?: string }) => {
     Layer.provideMerge(
       TestApiServer.layerWithCluster({
         log: (line) => log.lines.push(line),
+        // a bare server: these tests write Deployment and ReplicaSet statuses themselves
+        controllers: false,
         ...(options?.bookmarkInterval !== undefined ? { bookmarkInterval: options.bookmarkInterval as never } : {})
       })
     )

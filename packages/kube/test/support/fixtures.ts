@@ -44,3 +44,29 @@ export const WebApp = Resource.custom({
   spec: WebAppSpec,
   status: WebAppStatus
 })
+
+/**
+ * A custom resource's CRD as an older operator release could have installed it: any spec and status
+ * (`x-kubernetes-preserve-unknown-fields`). The API server validates custom resources against their CRD's schema, so
+ * tests that store objects the Schema rejects (objects that no longer decode) install this one.
+ */
+export const looseCrdManifest = (
+  resource: Resource.CustomResource<any, any, any, any>
+): Resource.CustomResourceDefinition => {
+  const crd = Resource.crdManifest(resource)
+  const any = { type: "object", "x-kubernetes-preserve-unknown-fields": true }
+  const schema = {
+    type: "object",
+    properties: {
+      apiVersion: { type: "string" },
+      kind: { type: "string" },
+      metadata: { type: "object" },
+      spec: any,
+      status: any
+    }
+  }
+  return {
+    ...crd,
+    spec: { ...crd.spec, versions: crd.spec.versions.map((v) => ({ ...v, schema: { openAPIV3Schema: schema } })) }
+  } as Resource.CustomResourceDefinition
+}

@@ -29,7 +29,8 @@ const allowed = new Set([
   "minProperties",
   "maxProperties",
   "x-kubernetes-preserve-unknown-fields",
-  "x-kubernetes-int-or-string"
+  "x-kubernetes-int-or-string",
+  "x-kubernetes-list-type"
 ])
 
 export const structuralIssues = (schema: Json, path = "<root>"): Array<string> => {
@@ -52,6 +53,16 @@ export const structuralIssues = (schema: Json, path = "<root>"): Array<string> =
   }
   if (schema.exclusiveMinimum !== undefined && typeof schema.exclusiveMinimum !== "boolean") {
     issues.push(`${path}: exclusiveMinimum must be boolean`)
+  }
+  if (schema["x-kubernetes-list-type"] !== undefined) {
+    const items = schema.items as Json | undefined
+    if (schema.type !== "array") issues.push(`${path}: x-kubernetes-list-type on a non-array`)
+    else if (
+      schema["x-kubernetes-list-type"] === "set" &&
+      !["string", "integer", "number", "boolean"].includes(items?.type as string)
+    ) {
+      issues.push(`${path}: x-kubernetes-list-type set needs scalar items`)
+    }
   }
   if (schema.type === "array") {
     if (typeof schema.items !== "object" || schema.items === null || Array.isArray(schema.items)) {

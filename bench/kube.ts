@@ -12,8 +12,9 @@
  *     cost of those lists (in the worker, no HTTP) and a raw HTTPS fetch of the same pages (no parsing) — the
  *     floor of any client.
  * (b) Heap bytes per cached object: (used heap after sync − baseline) / N, after full GCs — ours with the
- *     default transform (managedFields stripped), ours with `transform: (o) => o` (kept), makeInformer (kept: it
- *     has no transform).
+ *     default transform (managedFields stripped), ours with `transform: (o) => o` (kept), ours metadata-only
+ *     (`MetadataOnly.make(Resource.ConfigMap)`: PartialObjectMetadata, no `data`), makeInformer (kept: it has no
+ *     transform).
  * (c) Steady watch throughput: M updates are in the server's history; each client watches from before them, so
  *     the server writes them as fast as the client takes them. Ours (events reaching an Informer subscriber, and
  *     the bare Watcher stream) vs makeInformer (`add`/`update` callbacks) vs plain `JSON.parse` of the same lines
@@ -27,6 +28,7 @@ import * as Cache from "@reconcile/kube/Cache"
 import * as Informer from "@reconcile/kube/Informer"
 import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
+import * as MetadataOnly from "@reconcile/kube/MetadataOnly"
 import * as Resource from "@reconcile/kube/Resource"
 import * as Watcher from "@reconcile/kube/Watcher"
 import * as TestApiServer from "@reconcile/testkit/TestApiServer"
@@ -239,14 +241,21 @@ const main = async () => {
     KubeClient.layer.pipe(Layer.provideMerge(Kube.layerFromFile(ready.kubeconfigPath)))
   )
 
-  const oursSync = async (namespace: string, n: number, options: Informer.Options<Resource.ConfigMap>) => {
+  const oursSync = async (
+    namespace: string,
+    n: number,
+    options: Informer.Options<Resource.ConfigMap>,
+    metadataOnly = false
+  ) => {
     const before = await settle()
     const { millis, after } = await ours.runPromise(
       Effect.gen(function*() {
         const client = yield* KubeClient.KubeClient
         const t0 = performance.now()
         const cache = yield* Cache.make((r, s) => Cache.listWatch(client, r, s), { informer: options })
-        const informer = yield* cache.informer(Resource.ConfigMap, { namespace })
+        const informer = metadataOnly
+          ? yield* cache.informer(MetadataOnly.make(Resource.ConfigMap), { namespace })
+          : yield* cache.informer(Resource.ConfigMap, { namespace })
         yield* informer.synced
         const millis = performance.now() - t0
         if (informer.store.size() !== n) throw new Error(`ours: ${informer.store.size()} objects, expected ${n}`)
@@ -319,6 +328,12 @@ const main = async () => {
       )
     }
     const oursKeepFields = await oursSync(namespace, n, { transform: (o) => o, watcher: { pageSize: n } })
+    const oursMetadataOnly = await oursSync(namespace, n, { watcher: { pageSize: n } }, true)
+    log(
+      `  ${n}: heap per object: ours ${round(best(oursOnePage.map((r) => r.bytesPerObject)))} B, metadata-only ${
+        round(oursMetadataOnly.bytesPerObject)
+      } B (${round(oursMetadataOnly.millis)} ms)`
+    )
     const serverPaged = await server.call({ op: "listCost", namespace, limit: 500 })
     const serverSingle = await server.call({ op: "listCost", namespace, limit: undefined })
     const rawPaged = await rawFetch(namespace, 500)
@@ -354,6 +369,7 @@ const main = async () => {
       heapBytesPerObject: {
         ours: round(best(oursDefault.concat(oursOnePage).map((r) => r.bytesPerObject))),
         oursKeepManagedFields: round(oursKeepFields.bytesPerObject),
+        oursMetadataOnly: round(oursMetadataOnly.bytesPerObject),
         makeInformer: round(best(theirs.map((r) => r.bytesPerObject)))
       }
     }
@@ -529,6 +545,8 @@ const main = async () => {
       large.heapBytesPerObject.oursKeepManagedFields / large.heapBytesPerObject.makeInformer,
       3
     ),
+    // metadata-only (MetadataOnly.make) / full, both ours with the default transform: what `owns` saves per object
+    memoryRatioMetadataOnly: round(large.heapBytesPerObject.oursMetadataOnly / large.heapBytesPerObject.ours, 3),
     watchEventsPerSec: round(watchEventsPerSec),
     informerEventsPerSec: round(informerEventsPerSec),
     parseLimitEventsPerSec: round(parseLimitEventsPerSec),
@@ -559,7 +577,8 @@ const main = async () => {
       "watch request is open. serverListMs is the TestCluster's own cost of those lists (no HTTP); rawHttpsFetchMs " +
       "a client that only reads the bytes; clientSideMs = sync − rawHttpsFetchMs. Heap: used heap after full GCs, " +
       "(with the cache − the lower of before and after it) / N; makeInformer " +
-      "always keeps managedFields. Watch: events per second through our Informer to a subscriber " +
+      "always keeps managedFields; oursMetadataOnly caches PartialObjectMetadata (MetadataOnly.make, one page), " +
+      "memoryRatioMetadataOnly = oursMetadataOnly / ours. Watch: events per second through our Informer to a subscriber " +
       "(watchEventsPerSec), the bare Watcher stream, makeInformer's add/update callbacks (informerEventsPerSec), " +
       "raw HTTPS + JSON.parse, and JSON.parse of the same lines in memory (parseLimitEventsPerSec); best of 3. " +
       "The server runs in a worker thread of the same process."

@@ -9,7 +9,9 @@
  *
  * @since 0.1.0
  */
+import { PriorityWorkqueue } from "@reconcile/workqueue"
 import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
 import type { Event } from "./Event.js"
 import * as Ev from "./Event.js"
 import * as internal from "./internal/handler.js"
@@ -17,12 +19,86 @@ import type { HasMetadata } from "./ObjectMeta.js"
 import type * as Request from "./Request.js"
 
 /**
- * Maps an event to the requests it causes.
+ * Maps an event to the requests it causes. A handler may carry a
+ * {@link Priority} rule ({@link withPriority}) for a controller with a
+ * priority queue.
  *
  * @since 0.1.0
  * @category models
  */
-export type Handler<A, E = never, R = never> = (event: Event<A>) => Effect.Effect<ReadonlyArray<Request.Request>, E, R>
+export interface Handler<A, E = never, R = never> {
+  (event: Event<A>): Effect.Effect<ReadonlyArray<Request.Request>, E, R>
+  /** The priority of the requests an event causes; `undefined`: no opinion (see {@link withPriority}). */
+  readonly priority?: Priority<A> | undefined
+}
+
+/**
+ * The priority at which an event's requests enter a priority queue (higher is
+ * served first); `undefined` leaves the choice to the next rule: the
+ * source's, then {@link lowPriorityWhenUnchanged}. A FIFO queue ignores
+ * priorities.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Priority<A> = (event: Event<A>) => number | undefined
+
+/**
+ * The priority of objects from the initial list and of resync updates:
+ * `-100` (controller-runtime's `handler.LowPriority`, equal to
+ * `PriorityWorkqueue.LowPriority`).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const LowPriority: number = PriorityWorkqueue.LowPriority
+
+/**
+ * The default priority rule of every watch (controller-runtime's
+ * `WithLowPriorityWhenUnchanged`, which its built-in handlers apply):
+ * {@link LowPriority} for a `Create` with `initial: true` and for an `Update`
+ * whose old and new objects have the same `metadata.resourceVersion` (a
+ * resync); no opinion otherwise (the queue's default, 0). Objects without a
+ * `resourceVersion` are never taken for a resync.
+ *
+ * @since 0.2.0
+ * @category priorities
+ */
+export const lowPriorityWhenUnchanged = <A>(event: Event<A>): number | undefined => {
+  if (event._tag === "Create") return event.initial ? LowPriority : undefined
+  if (event._tag !== "Update") return undefined
+  const old = internal.resourceVersion(event.old)
+  return old !== undefined && old === internal.resourceVersion(event.object) ? LowPriority : undefined
+}
+
+/**
+ * Gives a handler's requests a priority: a number for every event, or a
+ * {@link Priority} rule per event (`undefined` falls back to the source's
+ * rule, then to {@link lowPriorityWhenUnchanged}). Only a controller with a
+ * priority queue (`queue: "priority"`) uses it; the key keeps the priority
+ * through its retries.
+ *
+ * @example
+ * ```ts
+ * import { Handler } from "@reconcile/core"
+ *
+ * // changes to Secrets are urgent, initial list included
+ * const urgent = Handler.withPriority(Handler.forObject, 10)
+ * ```
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withPriority: {
+  <A = unknown>(priority: number | Priority<A>): <B extends A, E, R>(self: Handler<B, E, R>) => Handler<B, E, R>
+  <A, E, R>(self: Handler<A, E, R>, priority: number | Priority<NoInfer<A>>): Handler<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Handler<A, E, R>, priority: number | Priority<A>): Handler<A, E, R> =>
+    Object.assign((event: Event<A>) => self(event), {
+      priority: typeof priority === "number" ? () => priority : priority
+    })
+)
 
 /**
  * Enqueues the object itself (on `Update`, the new object — it has the same

@@ -1,7 +1,7 @@
 /**
  * Leader election, as seen by the Manager and its controllers: workers start
- * only once this replica leads, and stop when leadership is lost. Sources and
- * caches may warm up before.
+ * only once this replica leads, and stop when leadership is lost. A
+ * controller's sources start once it leads too, unless `warmup: true`.
  *
  * Core defines the service and an always-leader Layer (the default, right for
  * a single replica and for tests); `@reconcile/kube` provides the Lease-based

@@ -103,6 +103,39 @@ export type Outcome = Retryable | Terminal | RequeueAfter
 export type Reconciler<A, R = never> = (input: A) => Effect.Effect<void, Outcome, R>
 
 /**
+ * What the compiler expects of a reconcile whose error channel holds errors
+ * that are not outcomes: `E` names those errors, the property name says what
+ * to do. {@link Checked} puts it in place of the reconcile's effect, so the
+ * message is reported at the reconcile itself.
+ *
+ * @since 0.2.0
+ * @category type-level
+ */
+export interface NotAnOutcome<E> {
+  readonly "a reconcile may fail only with Retryable, Terminal or RequeueAfter: map these errors with Reconcile.classify, Reconcile.retryable or Reconcile.terminal (KubeError.toOutcome for Kubernetes API errors), or handle them (Effect.catchTag)":
+    E
+}
+
+/**
+ * The type a reconcile's effect `F` must have: `F` itself when every error
+ * of `F` is an {@link Outcome} and it succeeds with `void`; otherwise
+ * {@link NotAnOutcome} of the errors that are not outcomes (or, for a non-void
+ * success, `Effect<void, …>`). `Controller.make` and `KubeController.make` /
+ * `layer` infer `F` from the reconcile and check it with this type, so that
+ * `reconcile: (req) => Effect.fail(new Error("boom"))` does not compile, at
+ * that line, with
+ * `Property '"a reconcile may fail only with Retryable, Terminal or RequeueAfter: map these errors with
+ * Reconcile.classify, Reconcile.retryable or Reconcile.terminal …"' is missing in type
+ * 'Effect<never, Error, never>' but required in type 'NotAnOutcome<Error>'`.
+ *
+ * @since 0.2.0
+ * @category type-level
+ */
+export type Checked<F extends Effect.Effect<unknown, unknown, unknown>> = [Exclude<Effect.Error<F>, Outcome>] extends
+  [never] ? [Effect.Success<F>] extends [void] ? F : Effect.Effect<void, Effect.Error<F>, Effect.Services<F>>
+  : NotAnOutcome<Exclude<Effect.Error<F>, Outcome>>
+
+/**
  * A `Retryable` outcome for `cause`. Its `message` is the given one, else the
  * cause's own `message` (or the cause itself when it is a string).
  *
@@ -182,6 +215,13 @@ export const isTerminal = (u: unknown): u is Terminal => u instanceof Terminal
 export const isRequeueAfter = (u: unknown): u is RequeueAfter => u instanceof RequeueAfter
 
 /**
+ * The outcomes among `E` (`Extract<E, Outcome>`), written so that TypeScript infers nothing for `E` from it: in
+ * `pipe(self, Reconcile.classify(f))` under an expected type (a reconcile's `Effect<void, Outcome, R>`), `E` must
+ * come from `self` alone, else it is inferred as `Outcome` and `f` never sees the domain errors.
+ */
+type OutcomesOf<E> = [E] extends [infer X] ? Extract<X, Outcome> : never
+
+/**
  * Turns every error of an effect into an outcome with `f`. Errors that already
  * are outcomes pass through unchanged (`f` never sees them), so a reconcile
  * can mix `Reconcile.requeueAfter` with domain errors and classify only the
@@ -206,7 +246,7 @@ export const isRequeueAfter = (u: unknown): u is RequeueAfter => u instanceof Re
 export const classify: {
   <E, O extends Outcome>(
     f: (error: Exclude<E, Outcome>) => O
-  ): <A, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, O | Extract<E, Outcome>, R>
+  ): <A, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, O | OutcomesOf<E>, R>
   <A, E, R, O extends Outcome>(
     self: Effect.Effect<A, E, R>,
     f: (error: Exclude<E, Outcome>) => O

@@ -23,6 +23,7 @@
  *
  * @since 0.1.0
  */
+import { PriorityWorkqueue } from "@reconcile/workqueue"
 import type * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
@@ -32,6 +33,7 @@ import type * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import type { Event } from "./Event.js"
+import type { Priority } from "./Handler.js"
 import * as internal from "./internal/source.js"
 import type { Predicate } from "./Predicates.js"
 import * as Predicates from "./Predicates.js"
@@ -59,6 +61,11 @@ export interface Source<A, E = never, R = never> {
   readonly synced: Effect.Effect<void>
   /** The source's connection (default: always connected). */
   readonly health?: Effect.Effect<Health> | undefined
+  /**
+   * The priority of the requests its events cause in a priority queue (see {@link withPriority}); a handler's
+   * own rule comes first. Default: `Handler.lowPriorityWhenUnchanged`.
+   */
+  readonly priority?: Priority<A> | undefined
 }
 
 /**
@@ -110,11 +117,13 @@ export const make = <A, E = never, R = never>(options: {
   readonly events: Stream.Stream<Event<A>, E, R>
   readonly synced?: Effect.Effect<void> | undefined
   readonly health?: Effect.Effect<Health> | undefined
+  readonly priority?: Priority<A> | undefined
 }): Source<A, E, R> => ({
   name: options.name,
   events: options.events,
   synced: options.synced ?? Effect.void,
-  health: options.health
+  health: options.health,
+  ...(options.priority === undefined ? {} : { priority: options.priority })
 })
 
 /**
@@ -206,7 +215,9 @@ export const channel: <A>(name: string) => Effect.Effect<Channel<A>> = internal.
  * pile up). The first batch is emitted when the stream starts, or after
  * `every` with `immediate: false`. A failure of `list` fails the stream.
  * Synced at once. Time comes from Effect's `Clock`, so `TestClock` drives it.
- * `every` should be positive: a zero interval re-lists without pause.
+ * `every` should be positive: a zero interval re-lists without pause. Like
+ * controller-runtime's resyncs, its events enter a priority queue at
+ * `Handler.LowPriority` (change it with {@link withPriority}).
  *
  * @example
  * ```ts
@@ -225,7 +236,12 @@ export const periodic = <A, E = never, R = never>(
   every: Duration.Input,
   list: Effect.Effect<Iterable<A>, E, R>,
   options?: { readonly immediate?: boolean | undefined }
-): Source<A, E, R> => make({ name, events: internal.periodic(every, list, options?.immediate ?? true) })
+): Source<A, E, R> =>
+  make({
+    name,
+    events: internal.periodic(every, list, options?.immediate ?? true),
+    priority: () => PriorityWorkqueue.LowPriority
+  })
 
 /**
  * Keeps only the events the predicate passes (`Stream.filter` on the events).
@@ -240,7 +256,13 @@ export const filter: {
 } = dual(
   2,
   <A, E, R>(self: Source<A, E, R>, predicate: Predicate<A>): Source<A, E, R> =>
-    make({ name: self.name, events: Stream.filter(self.events, predicate), synced: self.synced, health: self.health })
+    make({
+      name: self.name,
+      events: Stream.filter(self.events, predicate),
+      synced: self.synced,
+      health: self.health,
+      priority: self.priority
+    })
 )
 
 /**
@@ -263,3 +285,34 @@ export const withPredicates = <A>(
   ...predicates: ReadonlyArray<Predicate<NoInfer<A>>>
 ): <E, R>(self: Source<A, E, R>) => Source<A, E, R> =>
 (self) => filter(self, Predicates.all(predicates))
+
+/**
+ * Gives the requests caused by a source's events a priority in a controller
+ * with a priority queue: a number for every event, or a rule per event
+ * (`undefined` falls back to `Handler.lowPriorityWhenUnchanged`). A
+ * handler's own rule (`Handler.withPriority`) comes first. Name, `synced`
+ * and `health` are unchanged.
+ *
+ * @example
+ * ```ts
+ * import { pipe } from "effect"
+ * import { Handler, Source } from "@reconcile/core"
+ *
+ * declare const nodes: Source.Source<{ metadata?: { resourceVersion?: string } }>
+ * // node changes wait behind everything else, initial list or not
+ * const background = pipe(nodes, Source.withPriority(Handler.LowPriority))
+ * ```
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withPriority: {
+  <A = unknown>(priority: number | Priority<A>): <B extends A, E, R>(self: Source<B, E, R>) => Source<B, E, R>
+  <A, E, R>(self: Source<A, E, R>, priority: number | Priority<NoInfer<A>>): Source<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Source<A, E, R>, priority: number | Priority<A>): Source<A, E, R> => ({
+    ...self,
+    priority: typeof priority === "number" ? () => priority : priority
+  })
+)

@@ -373,11 +373,11 @@ describe("Controller lifecycle", () => {
     Effect.gen(function*() {
       const { elect, election, lose } = yield* LeaderElection.manual("replica-1")
       const calls: Array<string> = []
-      const { controller, send } = yield* start((req) => Effect.sync(() => void calls.push(req.name))).pipe(
-        Effect.provideService(LeaderElection.LeaderElection, election)
-      )
+      const { controller, send } = yield* start((req) => Effect.sync(() => void calls.push(req.name)), {
+        warmup: true
+      }).pipe(Effect.provideService(LeaderElection.LeaderElection, election))
       yield* send("a")
-      assert.deepStrictEqual(calls, [], "not leader yet: the source warms up, no reconcile")
+      assert.deepStrictEqual(calls, [], "not leader yet: the source warms up (warmup: true), no reconcile")
       assert.isTrue(yield* controller.synced)
       yield* elect
       yield* settle

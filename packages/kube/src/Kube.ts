@@ -40,6 +40,7 @@ import * as config from "./internal/config.js"
 import * as internal from "./internal/kube.js"
 import * as retry from "./internal/retry.js"
 import type * as KubeError from "./KubeError.js"
+import type * as RestClient from "./RestClient.js"
 
 /**
  * The connection to the API server of the current kubeconfig context.
@@ -103,6 +104,8 @@ export interface Request {
   readonly body?: unknown
   /** Default `application/json`; patches set their own. */
   readonly contentType?: string | undefined
+  /** The `Accept` header; default `application/json` (metadata-only reads ask for `PartialObjectMetadata`). */
+  readonly accept?: string | undefined
   /** Whether sending it twice is harmless (default: GET, PUT). Decides which failures are retried. */
   readonly idempotent?: boolean | undefined
   /** Overrides the request timeout of {@link Options}. */
@@ -136,6 +139,12 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
   /** The `User-Agent` header (default `reconcile/0.1.0`). */
   readonly userAgent?: string | undefined
+  /**
+   * Client-side rate limit of every request but watches: a token bucket (see
+   * {@link RestClient}); `{}` is 20 QPS with a burst of 30. Off when unset,
+   * `false` or with `qps` ≤ 0 (controller-runtime's default since v0.21).
+   */
+  readonly rateLimit?: RestClient.RateLimit | false | undefined
 }
 
 /**

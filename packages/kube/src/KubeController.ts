@@ -148,7 +148,57 @@ export type Config<A extends HasMetadata, E, R, RW> =
   | ByRequest<A, E, R, RW>
 
 /**
+ * A handler for objects that exist but do not decode (`onUndecodable`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type OnUndecodable = (object: Undecodable.Undecodable) => Effect.Effect<void, Reconcile.Outcome, any>
+
+/**
+ * A {@link Config} as the last signature of `make` and `layer` reads it, for a config that matched none of the
+ * others: `F` is the reconcile's effect, checked by `Reconcile.Checked` (so a reconcile that fails with an error
+ * that is not an outcome is reported at the reconcile, naming that error and the fix); `H` is the type of
+ * `onUndecodable` (`undefined` when absent).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Definition<
+  A extends HasMetadata,
+  E,
+  RW,
+  F extends Effect.Effect<unknown, unknown, unknown>,
+  H extends OnUndecodable | undefined
+> =
+  | Common<A, E, RW> & {
+    readonly reconcileRequest: (request: Request.Request) => Reconcile.Checked<F>
+  }
+  | Common<A, E, RW> & {
+    readonly reconcile: (object: [H] extends [undefined] ? A | Undecodable.Undecodable : A) => Reconcile.Checked<F>
+    readonly onUndecodable?: H
+  }
+
+/**
+ * The requirements of a controller defined by a {@link Definition}: its reconcile's, its `onUndecodable`'s and its
+ * `watches`' map functions'.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Requirements<RW, F, H> =
+  | RW
+  | Effect.Services<F>
+  | (H extends (object: any) => Effect.Effect<any, any, infer RH> ? RH : never)
+
+/**
  * Starts the controller in the current scope.
+ *
+ * The first three signatures are the three kinds of {@link Config}. A config that matches none of them is checked
+ * by the fourth, {@link Definition}, and only its error is reported (TypeScript reports the last signature alone
+ * when more than three fail): at the property that is wrong, e.g. a reconcile whose errors are not all outcomes,
+ * with a message that names them and says to use `Reconcile.classify`, `retryable` or `terminal`
+ * (`packages/kube/test/compileErrors.test.ts`).
  *
  * @since 0.1.0
  * @category constructors
@@ -163,10 +213,20 @@ export const make: {
   <A extends HasMetadata, E = never, R = never, RW = never>(
     config: ByDecodedObject<A, E, R, RW>
   ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope>
-} = internal.make
+  <
+    A extends HasMetadata,
+    E = never,
+    RW = never,
+    F extends Effect.Effect<unknown, unknown, unknown> = Effect.Effect<void>,
+    H extends OnUndecodable | undefined = undefined
+  >(
+    config: Definition<A, E, RW, F, H>
+  ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | Requirements<RW, F, H> | Scope.Scope>
+} = internal.make as any
 
 /**
- * A Layer running the controller, registered with the `Manager` when one is provided.
+ * A Layer running the controller, registered with the `Manager` when one is provided. Its signatures are those of
+ * {@link make}.
  *
  * @since 0.1.0
  * @category layers
@@ -181,7 +241,15 @@ export const layer: {
   <A extends HasMetadata, E = never, R = never, RW = never>(
     config: ByDecodedObject<A, E, R, RW>
   ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
-} = <A extends HasMetadata, E, R, RW>(
-  config: Config<A, E, R, RW>
-): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>> =>
-  Layer.effectDiscard(internal.register(config))
+  <
+    A extends HasMetadata,
+    E = never,
+    RW = never,
+    F extends Effect.Effect<unknown, unknown, unknown> = Effect.Effect<void>,
+    H extends OnUndecodable | undefined = undefined
+  >(
+    config: Definition<A, E, RW, F, H>
+  ): Layer.Layer<never, never, Cache.Cache | Exclude<Requirements<RW, F, H>, Scope.Scope>>
+} =
+  ((config: Config<any, any, any, any>): Layer.Layer<never, never, any> =>
+    Layer.effectDiscard(internal.register(config))) as any

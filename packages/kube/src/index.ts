@@ -56,12 +56,22 @@ export * as LeaseLeaderElection from "./LeaseLeaderElection.js"
 /**
  * @since 0.1.0
  */
+export * as MetadataOnly from "./MetadataOnly.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as OwnerReference from "./OwnerReference.js"
 
 /**
  * @since 0.1.0
  */
 export * as Resource from "./Resource.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as RestClient from "./RestClient.js"
 
 /**
  * @since 0.1.0

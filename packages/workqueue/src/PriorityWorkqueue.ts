@@ -2,8 +2,9 @@
  * controller-runtime's priority queue as an alternative `Workqueue` Layer.
  *
  * Rules (each one is tested):
- * - Ready keys are handed out highest priority first, FIFO (by first add)
- *   within a priority.
+ * - Ready keys are handed out highest priority first, FIFO within a
+ *   priority (by first add at that priority: a key raised to a higher
+ *   priority queues behind the keys already there, as in controller-runtime).
  * - Re-adding a waiting key merges: the item keeps the **maximum** priority
  *   and the **minimum** ready time — so, unlike the FIFO queue, an immediate
  *   `add` promotes a key that waits for a delayed retry.

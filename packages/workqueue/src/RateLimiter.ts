@@ -16,6 +16,15 @@
  *
  * Durations are clamped: negative or NaN inputs count as zero.
  *
+ * **A limiter to make.** Every place that takes a limiter (`Workqueue.make`,
+ * `PriorityWorkqueue.make`, `Controller` options, {@link layer}) takes the same
+ * type, {@link Make}: an Effect that creates a limiter with fresh state each
+ * time it runs. The limiter a queue or controller uses is, in order: its
+ * `rateLimiter` option; the {@link Maker} provided by a Layer ({@link layer}),
+ * run once per queue, so that every queue and controller has its own state;
+ * a {@link RateLimiter} instance provided by a Layer (shared by whatever uses
+ * it); the queue's default.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -26,8 +35,10 @@ import * as internal from "./internal/rateLimiter.js"
 import type { InvalidRateLimiterOptions } from "./WorkqueueError.js"
 
 /**
- * The rate limiter service. Provide one to make `Workqueue.make` use it
- * instead of the controller default.
+ * The rate limiter service: a limiter instance. One provided by a Layer is
+ * used by every queue and controller without a `rateLimiter` option and
+ * without a {@link Maker} in context, and then its state is **shared** by all
+ * of them; {@link layer} (a maker) gives each its own.
  *
  * @since 0.1.0
  * @category tags
@@ -53,6 +64,33 @@ export declare namespace RateLimiter {
     readonly numRequeues: (key: string) => Effect.Effect<number>
   }
 }
+
+/**
+ * A rate limiter to make: an Effect that creates a limiter with fresh state
+ * each time it runs. Every constructor of this module is one. Its only
+ * failure is invalid options, which a queue or controller turns into a defect
+ * (static configuration, as an invalid `Duration` would be).
+ *
+ * @example
+ * ```ts
+ * const limiter: RateLimiter.Make = RateLimiter.bucket({ perSecond: 10, burst: 100 })
+ * ```
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Make = Effect.Effect<RateLimiter.Service, InvalidRateLimiterOptions>
+
+/**
+ * The service a Layer provides to choose the limiter that queues and
+ * controllers make for themselves when their options name none (see
+ * {@link layer}). It holds a {@link Make}, not an instance: each queue runs it,
+ * so no two queues share failure counts.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export class Maker extends Context.Service<Maker, Make>()("@reconcile/workqueue/RateLimiter/Maker") {}
 
 /**
  * Options of {@link exponential}.
@@ -174,10 +212,29 @@ export const priorityDefault: Effect.Effect<RateLimiter.Service> = exponential({
 })
 
 /**
- * A Layer providing the limiter that `make` creates.
+ * A Layer that makes every queue and controller without a `rateLimiter` option
+ * use a limiter made by `make` — each one its own, with fresh state.
+ *
+ * @example
+ * ```ts
+ * const Limits = RateLimiter.layer(RateLimiter.exponential({ base: "1 second", max: "5 minutes" }))
+ * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = <E, R>(make: Effect.Effect<RateLimiter.Service, E, R>): Layer.Layer<RateLimiter, E, R> =>
-  Layer.effect(RateLimiter, make)
+export const layer = (make: Make): Layer.Layer<Maker> => Layer.succeed(Maker, make)
+
+/**
+ * Resolves the limiter of a queue or controller: `option` (a {@link Make},
+ * run now, or an instance, used as is); else the {@link Maker} from context,
+ * run now; else the {@link RateLimiter} instance from context; else `orElse`,
+ * run now. Invalid limiter options become a defect.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const resolve = (
+  option: Make | RateLimiter.Service | undefined,
+  orElse: Make
+): Effect.Effect<RateLimiter.Service> => Effect.orDie(internal.resolve(option, orElse, Maker, RateLimiter))

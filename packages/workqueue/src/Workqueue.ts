@@ -111,12 +111,49 @@ export declare namespace Workqueue {
     /** The `controller` label of its metrics (defaults to `name`). */
     readonly controller?: string | undefined
     /**
-     * The rate limiter behind `addRateLimited`. Defaults to the `RateLimiter`
-     * service when one is in context, else a fresh `RateLimiter.controllerDefault`.
+     * The rate limiter behind `addRateLimited`: a `RateLimiter.Make` (made for
+     * this queue) or a limiter already made. Defaults, in order, to the
+     * `RateLimiter.Maker` in context (made for this queue), the `RateLimiter`
+     * instance in context, a fresh `RateLimiter.controllerDefault`
+     * (`RateLimiter.priorityDefault` for the priority queue).
      */
-    readonly rateLimiter?: RateLimiter.RateLimiter.Service | undefined
+    readonly rateLimiter?: RateLimiter.Make | RateLimiter.RateLimiter.Service | undefined
   }
+
+  /**
+   * A queue constructor: `Workqueue.make`, `PriorityWorkqueue.make` or your own.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export type Make = (options: Options) => Effect.Effect<Service, never, Scope.Scope>
 }
+
+/**
+ * The service a Layer provides to choose the queue constructor that
+ * controllers use when their `queue` option names none. It holds a
+ * constructor, not a queue: every controller makes its own queue with it.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export class Maker extends Context.Service<Maker, Workqueue.Make>()("@reconcile/workqueue/Workqueue/Maker") {}
+
+/**
+ * A Layer that makes every controller without a `queue` option build its
+ * queue with `make` (each controller its own queue).
+ *
+ * @example
+ * ```ts
+ * import { PriorityWorkqueue, Workqueue } from "@reconcile/workqueue"
+ *
+ * const PriorityQueues = Workqueue.layerMaker(PriorityWorkqueue.make)
+ * ```
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerMaker = (make: Workqueue.Make): Layer.Layer<Maker> => Layer.succeed(Maker, make)
 
 /**
  * Makes a queue whose background fibers live in the current scope; closing

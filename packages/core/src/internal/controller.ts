@@ -1,4 +1,3 @@
-import { PriorityWorkqueue, RateLimiter, Workqueue } from "@reconcile/workqueue"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -12,7 +11,6 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import type * as Controller from "../Controller.js"
-import { CacheSyncTimeout, SourceFailed } from "../Controller.js"
 import type { Handler } from "../Handler.js"
 import { alwaysLeader, LeaderElection } from "../LeaderElection.js"
 import { Manager } from "../Manager.js"
@@ -21,6 +19,10 @@ import type * as Reconcile from "../Reconcile.js"
 import * as Request from "../Request.js"
 import type { Source } from "../Source.js"
 import * as metrics from "./controllerMetrics.js"
+import * as controllerQueue from "./controllerQueue.js"
+import * as controllerSources from "./controllerSources.js"
+import * as debounce from "./debounce.js"
+import * as queueOptions from "./queueOptions.js"
 
 /** @internal */
 export const watch = <A, E1, R1, E2 = never, R2 = never>(
@@ -35,7 +37,9 @@ export const watch = <A, E1, R1, E2 = never, R2 = never>(
     const events = predicates.length === 0
       ? source.events
       : Stream.filter(source.events, (event) => predicates.every((p) => p(event)))
-    return Stream.runForEach(events, (event) => Effect.flatMap(handler(event), enqueue))
+    // The handler's rule, then the source's, then the default (internal/controllerQueue.ts).
+    const priority = controllerQueue.priorityOf(handler.priority, source.priority)
+    return Stream.runForEach(events, (event) => Effect.flatMap(handler(event), (rs) => enqueue(rs, priority(event))))
   }
 })
 
@@ -70,14 +74,8 @@ export const make = <E, R, RW>(
       : Duration.fromInputUnsafe(options.reconcileTimeout)
     const recoverPanics = options.recoverPanics ?? true
     const ignoreOutOfBand = options.outOfBandFailures === "ignore"
-    const priority = options.queue === "priority"
-    const limiter = yield* (options.rateLimiter ??
-      (priority ? RateLimiter.priorityDefault : RateLimiter.controllerDefault))
-    const makeQueue = typeof options.queue === "function"
-      ? options.queue
-      : priority
-      ? PriorityWorkqueue.make
-      : Workqueue.make
+    // The queue constructor and the limiter: options, else the makers a Layer provides, else defaults.
+    const { limiter, makeQueue } = yield* queueOptions.resolve(options)
     const election = Option.getOrElse(yield* Effect.serviceOption(LeaderElection), () => alwaysLeader)
     // Metrics are updated synchronously against this context: its `MetricRegistry` holds the series.
     const context = yield* Effect.context<never>()
@@ -94,15 +92,14 @@ export const make = <E, R, RW>(
     const queueScope = yield* Scope.make()
     const sourcesScope = yield* Scope.make("sequential")
     const workersScope = yield* Scope.make("parallel")
-    const syncedSources = new Set<string>()
     const workerFibers: Array<Fiber.Fiber<void>> = []
-    /** When a scheduled rate-limited retry of a key fires (ms), for `outOfBandFailures: "ignore"`. */
-    const retryAt = new Map<string, number>()
     let stopping = false
     let started = false
     let active = 0
 
     const queue = yield* Scope.provide(makeQueue({ name, controller: name, rateLimiter: limiter }), queueScope)
+    // Priorities and retries (`outOfBandFailures`): internal/controllerQueue.ts.
+    const keys = controllerQueue.make({ queue, limiter, ignoreOutOfBand })
     const failure = yield* Deferred.make<never, Controller.ControllerError<E>>()
 
     // --- shutdown: stop sources, drain in-flight reconciles within the grace period, then interrupt.
@@ -122,39 +119,24 @@ export const make = <E, R, RW>(
       }).pipe(Effect.annotateLogs({ controller: name }))
     )
 
-    const enqueue = (requests: ReadonlyArray<Request.Request>) =>
-      Effect.forEach(requests, (request) => queue.add(Request.key(request)), { discard: true })
+    const enqueueNow = (requests: ReadonlyArray<Request.Request>, priority?: number | undefined) =>
+      Effect.forEach(requests, (request) => keys.add(Request.key(request), priority), { discard: true })
+    // `debounce` (internal/debounce.ts): events of a key within the window collapse into one add.
+    const enqueue = yield* debounce.wrap(options.debounce, enqueueNow, sourcesScope)
 
-    // --- sources ------------------------------------------------------------
-    for (const w of config.watches) {
-      yield* w.run(enqueue).pipe(
-        Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause) ? Effect.void : Option.match(Cause.findErrorOption(cause), {
-            onNone: () => Deferred.failCause(failure, cause as Cause.Cause<never>),
-            onSome: (error) =>
-              Deferred.fail(failure, new SourceFailed({ controller: name, source: w.name, cause: error }))
-          })
-        ),
-        Effect.forkIn(sourcesScope)
-      )
-    }
+    // --- sources (internal/controllerSources.ts): with `warmup` they start now, else once this replica leads --
+    const sources = controllerSources.make<E>({
+      name,
+      scope: sourcesScope,
+      enqueue,
+      failure,
+      cacheSyncTimeout,
+      stopping: () => stopping
+    })
+    for (const w of config.watches) yield* sources.addInitial(w)
+    if (options.warmup === true || (yield* election.isLeader)) yield* sources.startAll
 
     // --- one reconcile --------------------------------------------------------
-    const requeueRateLimited = (key: string) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const pending = retryAt.get(key)
-        if (ignoreOutOfBand && pending !== undefined && pending > now) return
-        const delay = yield* limiter.when(key)
-        retryAt.set(key, now + Duration.toMillis(delay))
-        yield* queue.addAfter(key, delay)
-      })
-
-    const forget = (key: string) => {
-      retryAt.delete(key)
-      return queue.forget(key)
-    }
-
     const reconcileOne = (key: string): Effect.Effect<void, never, R> => {
       const request = Request.fromKey(key)
       const annotations = {
@@ -194,7 +176,7 @@ export const make = <E, R, RW>(
           m.errors.updateUnsafe(1, context)
           m.total.error.updateUnsafe(1, context)
         }),
-        Effect.andThen(Effect.logError(message, cause), requeueRateLimited(key))
+        Effect.andThen(Effect.logError(message, cause), keys.retry(key))
       )
 
     const decide = (
@@ -203,7 +185,7 @@ export const make = <E, R, RW>(
     ): Effect.Effect<void> => {
       if (Exit.isSuccess(exit)) {
         m.total.success.updateUnsafe(1, context)
-        return forget(key)
+        return keys.forget(key)
       }
       const cause = exit.cause
       const failed = Cause.findErrorOption(cause)
@@ -212,7 +194,7 @@ export const make = <E, R, RW>(
         switch (error._tag) {
           case "RequeueAfter":
             m.total.requeue_after.updateUnsafe(1, context)
-            return Effect.andThen(forget(key), queue.addAfter(key, error.after))
+            return Effect.andThen(keys.forget(key), keys.requeueAfter(key, error.after))
           case "Retryable":
             return retryable(key, "Reconciler error", error)
           case "ReconcileTimeout":
@@ -222,7 +204,7 @@ export const make = <E, R, RW>(
             m.terminalErrors.updateUnsafe(1, context)
             m.errors.updateUnsafe(1, context)
             m.total.error.updateUnsafe(1, context)
-            retryAt.delete(key)
+            keys.clearRetry(key)
             return Effect.logError("Terminal reconciler error: no retry until the next change", error)
         }
       }
@@ -242,32 +224,21 @@ export const make = <E, R, RW>(
     // --- workers ----------------------------------------------------------------
     const worker: Effect.Effect<void, never, R> = Effect.gen(function*() {
       while (true) {
-        const key = yield* queue.take
+        const key = yield* keys.take
         if (stopping) {
-          yield* queue.done(key)
+          yield* keys.done(key)
           return
         }
-        yield* Effect.ensuring(reconcileOne(key), queue.done(key))
+        yield* Effect.ensuring(reconcileOne(key), keys.done(key))
       }
     }).pipe(Effect.catchTag("WorkqueueShutdown", () => Effect.void))
 
     const startWorkers = Effect.gen(function*() {
-      const pending = config.watches.map((w) =>
-        Effect.tap(w.synced, () => Effect.sync(() => syncedSources.add(w.name)))
-      )
-      yield* Effect.all(pending, { concurrency: "unbounded", discard: true }).pipe(
-        Effect.timeoutOrElse({
-          duration: cacheSyncTimeout,
-          orElse: () =>
-            Effect.fail(
-              new CacheSyncTimeout({
-                controller: name,
-                sources: config.watches.map((w) => w.name).filter((n) => !syncedSources.has(n)),
-                timeout: cacheSyncTimeout
-              })
-            )
-        })
-      )
+      if (!sources.started()) {
+        yield* election.awaitLeadership
+        yield* sources.startAll
+      }
+      yield* sources.awaitInitialSync
       yield* Effect.logDebug("sources synced")
       yield* election.awaitLeadership
       if (stopping) return
@@ -294,23 +265,27 @@ export const make = <E, R, RW>(
       Effect.forkIn(sourcesScope)
     )
 
-    const synced = Effect.sync(() => config.watches.every((w) => syncedSources.has(w.name)))
+    const synced = sources.synced
     /** Sources disconnected for longer than the limit (a disconnection of exactly the limit is still tolerated). */
     const disconnected = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.filter(config.watches, (w) =>
+      Effect.filter(sources.running(), (w) =>
         w.health === undefined
           ? Effect.succeed(false)
-          : Effect.map(w.health, (health) => health._tag === "Disconnected" && now - health.since > disconnectLimit)))
+          : Effect.map(w.health, (health) =>
+            health._tag === "Disconnected" && now - health.since > disconnectLimit)))
     const controller: Controller.Controller<E> = {
       name,
       queue,
       synced,
-      ready: Effect.flatMap(synced, (ok) =>
+      // Before its sources start (a follower without warmup) a controller is ready: readiness ignores leadership.
+      ready: Effect.flatMap(Effect.sync(sources.runningSynced), (ok) =>
         ok
-          ? Effect.map(disconnected, (ws) => ws.length === 0)
+          ? Effect.map(disconnected, (ws) =>
+            ws.length === 0)
           : Effect.succeed(false)),
       started: Effect.sync(() => started),
-      await: Deferred.await(failure)
+      await: Deferred.await(failure),
+      watch: sources.add
     }
     return controller
   })

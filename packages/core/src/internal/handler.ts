@@ -53,3 +53,12 @@ export const ownerRequests = (options: {
       return refsOf(obj).filter(matches).map((ref) => Request.make(ref.name, namespace))
     }))
 }
+
+/** `metadata.resourceVersion` of any object, when it has one. @internal */
+export const resourceVersion = (obj: unknown): string | undefined => {
+  if (typeof obj !== "object" || obj === null) return undefined
+  const metadata = (obj as { readonly metadata?: unknown }).metadata
+  if (typeof metadata !== "object" || metadata === null) return undefined
+  const rv = (metadata as { readonly resourceVersion?: unknown }).resourceVersion
+  return typeof rv === "string" && rv !== "" ? rv : undefined
+}

@@ -9,12 +9,14 @@ import * as KubeError from "../KubeError.js"
 import type * as Resource from "../Resource.js"
 import type * as Watcher from "../Watcher.js"
 import * as internalInformer from "./informer.js"
+import { isMetadataOnly } from "./metadataOnly.js"
 
 /** @internal */
 export const informerKey = (resource: Resource.Resource<any>, selection: Cache.Selection = {}): string =>
   [
     resource.apiVersion,
-    resource.plural,
+    // a metadata-only informer is one of its own: a full read is never answered from metadata
+    isMetadataOnly(resource) ? `${resource.plural}(metadata)` : resource.plural,
     selection.namespace ?? "",
     selection.labelSelector ?? "",
     selection.fieldSelector ?? ""
@@ -31,7 +33,7 @@ export const listWatch = <A extends HasMetadata>(
     labelSelector: selection.labelSelector,
     fieldSelector: selection.fieldSelector
   }
-  const parts = [`${resource.apiVersion}/${resource.plural}`]
+  const parts = [`${resource.apiVersion}/${resource.plural}${isMetadataOnly(resource) ? " (metadata only)" : ""}`]
   if (selection.namespace !== undefined) parts.push(`in ${selection.namespace}`)
   if (selection.labelSelector !== undefined) parts.push(`labels ${selection.labelSelector}`)
   if (selection.fieldSelector !== undefined) parts.push(`fields ${selection.fieldSelector}`)

@@ -15,6 +15,7 @@ import type { KubeConfigError } from "../Kube.js"
 import * as KubeError from "../KubeError.js"
 import * as config from "./config.js"
 import { truncate } from "./errors.js"
+import * as restClient from "./restClient.js"
 import * as retry from "./retry.js"
 
 /** Marks a failure of client-node computing credentials, carried through `TransportError.cause`. */
@@ -127,6 +128,11 @@ export const make = (
     const userAgent = options.userAgent ?? "reconcile/0.1.0"
     const timeout = Duration.fromInputUnsafe(options.timeout ?? "30 seconds")
     const policy = defaultPolicy(options)
+    // client-go's rest client: a token bucket for every attempt but watches, and the rest_client_* metrics
+    const bucket = restClient.bucketFor(options.rateLimit)
+    const throttle = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      bucket === undefined ? effect : Effect.andThen(bucket.take, effect)
+    const metrics = restClient.makeMetrics(restClient.hostOf(base))
 
     // One undici dispatcher (and connection pool) per distinct TLS material; a change (a rotated client
     // certificate from an exec plugin) starts a new pool. Every dispatcher is destroyed with the scope.
@@ -218,7 +224,7 @@ export const make = (
       let request = HttpClientRequest.make(req.method)(req.path, {
         urlParams: query,
         headers: { "user-agent": userAgent },
-        accept: "application/json"
+        accept: req.accept ?? "application/json"
       })
       if (req.body !== undefined) {
         request = HttpClientRequest.bodyText(request, JSON.stringify(req.body), req.contentType ?? "application/json")
@@ -263,6 +269,7 @@ export const make = (
       const info: KubeError.RequestInfo = { method: req.method, path: req.path }
       const http = build(req)
       const attempt = httpClient.execute(http).pipe(
+        metrics.countAttempt(req.method),
         Effect.mapError(toTransport(info)),
         Effect.flatMap((response) => failOnStatus(response, info)),
         Effect.flatMap((response) => Effect.mapError(response.text, toTransport(info))),
@@ -280,16 +287,20 @@ export const make = (
         )
       )
       const idempotent = req.idempotent ?? (req.method === "GET" || req.method === "PUT")
-      return retry.withRetry(attempt, policy, idempotent)
+      // the token is taken before the timeout starts, as client-go throttles before it sets its deadline
+      return metrics.timeRequest(req.method)(retry.withRetry(throttle(attempt), policy, idempotent))
     }
 
     const stream = (req: Kube.Request): Stream.Stream<Uint8Array, KubeError.KubeError> => {
       const info: KubeError.RequestInfo = { method: req.method, path: req.path }
-      const open = httpClient.execute(build(req)).pipe(
+      const send = httpClient.execute(build(req)).pipe(
+        metrics.countAttempt(req.method),
         Effect.mapError(toTransport(info)),
         Effect.flatMap((response) => failOnStatus(response, info)),
         timeoutOf(req, info)
       )
+      // client-go does not rate limit watches (`Request.Watch`); other streamed requests take a token
+      const open = req.query?.watch === true ? send : throttle(send)
       return Stream.unwrap(Effect.map(open, (response) => Stream.mapError(response.stream, toTransport(info))))
     }
 

@@ -5,6 +5,7 @@ import * as Kube from "../Kube.js"
 import type * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
 import type * as Resource from "../Resource.js"
+import { acceptFor } from "./metadataOnly.js"
 import { rawText } from "./resource.js"
 
 type Json = Record<string, unknown>
@@ -138,7 +139,9 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
     options?: KubeClient.GetOptions
   ) => {
     const path = resource.path({ namespace: namespaceFor(resource, options?.namespace), name })
-    return kube.request({ method: "GET", path }).pipe(Effect.flatMap(decodeWith(resource, { method: "GET", path })))
+    return kube.request({ method: "GET", path, accept: acceptFor(resource, false) }).pipe(
+      Effect.flatMap(decodeWith(resource, { method: "GET", path }))
+    )
   }
 
   const list = <A extends ObjectMeta.HasMetadata>(
@@ -150,6 +153,7 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
     return kube.request({
       method: "GET",
       path,
+      accept: acceptFor(resource, true),
       query: {
         labelSelector: options?.labelSelector,
         fieldSelector: options?.fieldSelector,
@@ -204,7 +208,13 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
       const info = { method, path }
       if (method === "PUT" && name === undefined) return yield* clientError("replace needs metadata.name", info)
       const body = yield* resource.encode(object)
-      const answer = yield* kube.request({ method, path, body, query: writeQuery(options) })
+      const answer = yield* kube.request({
+        method,
+        path,
+        body,
+        query: writeQuery(options),
+        accept: acceptFor(resource, false)
+      })
       return yield* decodeWith(resource, info)(answer)
     })
 
@@ -222,6 +232,7 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
       path,
       body,
       contentType: patchContentType[options.type],
+      accept: acceptFor(resource, false),
       idempotent: apply,
       query: {
         fieldManager: options.fieldManager ?? (apply ? "reconcile" : undefined),
@@ -249,7 +260,7 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
       body.preconditions = preconditions
     }
     if (options?.dryRun === true) body.dryRun = ["All"]
-    return kube.request({ method: "DELETE", path, body }).pipe(
+    return kube.request({ method: "DELETE", path, body, accept: acceptFor(resource, false) }).pipe(
       Effect.flatMap((answer): Effect.Effect<KubeClient.DeleteResult<A>, KubeError.KubeError> => {
         if (!isRecord(answer) || answer.kind === "Status") {
           const status = isRecord(answer) ? answer as KubeError.Status : undefined
@@ -275,6 +286,7 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
       kube.stream({
         method: "GET",
         path: resource.path({ namespace: options?.namespace }),
+        accept: acceptFor(resource, false),
         query: {
           watch: true,
           labelSelector: options?.labelSelector,

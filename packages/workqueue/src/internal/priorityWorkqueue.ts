@@ -14,7 +14,8 @@ interface Item extends HeapNode {
   readonly key: string
   priority: number
   readyAt: number
-  readonly seq: number
+  /** Arrival order at the item's priority: FIFO within a priority. */
+  seq: number
   /** When the item became ready (ms), for the queue-duration metric. */
   addedAt: number
 }
@@ -49,6 +50,8 @@ export class PriorityQueue extends QueueCore<PriorityWorkqueue.PriorityWorkqueue
     }
     if (priority > item.priority) {
       item.priority = priority
+      // As controller-runtime: a key raised to a higher priority queues behind the keys already at that priority.
+      item.seq = this.seq++
       if (item.heapIndex >= 0) this.ready.fix(item)
     }
     if (item.readyAt !== 0 && (readyAt === 0 || readyAt < item.readyAt)) {

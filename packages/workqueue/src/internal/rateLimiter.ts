@@ -1,5 +1,7 @@
+import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as RateLimiter from "../RateLimiter.js"
 import { InvalidRateLimiterOptions } from "../WorkqueueError.js"
 
@@ -120,4 +122,22 @@ export const withMaxWait = (limiter: Service, max: Duration.Input): Service => {
     forget: limiter.forget,
     numRequeues: limiter.numRequeues
   }
+}
+
+const isService = (input: unknown): input is Service =>
+  typeof input === "object" && input !== null && !Effect.isEffect(input) && "when" in input
+
+/** The option, else the maker in context, else the instance in context, else `orElse`. @internal */
+export const resolve = (
+  option: RateLimiter.Make | Service | undefined,
+  orElse: RateLimiter.Make,
+  maker: Context.Key<RateLimiter.Maker, RateLimiter.Make>,
+  instance: Context.Key<RateLimiter.RateLimiter, Service>
+): Effect.Effect<Service, InvalidRateLimiterOptions> => {
+  if (option !== undefined) return isService(option) ? Effect.succeed(option) : option
+  return Effect.flatMap(Effect.serviceOption(maker), (make) =>
+    Option.isSome(make)
+      ? make.value
+      : Effect.flatMap(Effect.serviceOption(instance), (found) =>
+        Option.isSome(found) ? Effect.succeed(found.value) : orElse))
 }

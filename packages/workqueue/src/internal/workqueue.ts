@@ -2,7 +2,6 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as RateLimiter from "../RateLimiter.js"
 import type * as Workqueue from "../Workqueue.js"
@@ -83,10 +82,7 @@ export const resolveOptions = (
 ) =>
   Effect.gen(function*() {
     const clock = yield* Clock.Clock
-    const limiter = options.rateLimiter ??
-      (yield* Effect.serviceOption(RateLimiter.RateLimiter).pipe(
-        Effect.flatMap(Option.match({ onNone: () => defaultLimiter, onSome: Effect.succeed }))
-      ))
+    const limiter = yield* RateLimiter.resolve(options.rateLimiter, defaultLimiter)
     const queueMetrics = metrics.make(options.name, options.controller ?? options.name)
     const metricsContext = metrics.recordingContext(yield* Metric.MetricRegistry)
     metrics.register(queueMetrics, metricsContext)

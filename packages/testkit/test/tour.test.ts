@@ -3,7 +3,7 @@
  * official Python client (skipped when python3-kubernetes is absent) and a client-go program
  * (kubernetes-mcp-server, over MCP on stdio; skipped when its binary is absent) — against two clusters:
  *
- * - `TestApiServer.layerWithCluster()` (what `npm run apiserver` serves), and
+ * - `npm run apiserver` (the testkit's bin, `reconcile-apiserver`, as a child process), and
  * - the embedded cluster of `npm start` (examples/webapp main as a child process on this Node; its kubeconfig is
  *   the path it prints once the sample WebApp is Ready, so the cluster, the CRD and the operator are up).
  *
@@ -17,7 +17,6 @@ import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_proces
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { TestApiServer } from "../src/index.js"
 
 const root = Path.join(import.meta.dirname, "..", "..", "..")
 const KUBECTL = "/usr/bin/kubectl"
@@ -48,58 +47,69 @@ interface TargetService {
 
 class Target extends Context.Service<Target, TargetService>()("tour/Target") {}
 
-const testApiServer = Layer.effect(
-  Target,
-  Effect.map(TestApiServer.TestApiServer, (server) => ({
-    kubeconfig: server.kubeconfigPath,
-    mainJob: false,
-    home: Fs.mkdtempSync(Path.join(Os.tmpdir(), "tour-home-")),
-    ensured: new Set<string>()
-  }))
-).pipe(Layer.provide(TestApiServer.layerWithCluster({ controllers: { podReadyDelay: "200 millis" } })))
-
-/** `npm start` (examples/webapp main, embedded mode) as a child process; ready once it prints the kubeconfig. */
-const mainJob = Layer.effect(
-  Target,
-  Effect.acquireRelease(
-    Effect.callback<{ readonly child: ChildProcess; readonly kubeconfig: string }, Error>((resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "examples/webapp/src/main.ts"], {
-        cwd: root,
-        env: { ...process.env, KUBECONFIG: "" },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let out = ""
-      const timer = setTimeout(() => resume(Effect.fail(new Error(`npm start not ready in 45 s:\n${out}`))), 45_000)
-      const onData = (chunk: Buffer) => {
-        out += chunk.toString()
-        const match = /export KUBECONFIG=(\S+)/.exec(out)
-        if (match !== null) {
-          clearTimeout(timer)
-          resume(Effect.succeed({ child, kubeconfig: match[1]! }))
-        }
-      }
-      child.stdout!.on("data", onData)
-      child.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()))
-      child.on("exit", (code) => {
-        clearTimeout(timer)
-        resume(Effect.fail(new Error(`npm start exited with ${code}:\n${out}`)))
-      })
-    }),
-    ({ child }) =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null) return resolve()
-          child.on("exit", () => resolve())
-          child.kill("SIGKILL")
+/**
+ * A program as a child process on this Node (the way a user runs it), ready once its output names the kubeconfig
+ * (`ready` captures the path); killed when the layer closes.
+ */
+const childTarget = (name: string, args: ReadonlyArray<string>, ready: RegExp, mainJob: boolean) =>
+  Layer.effect(
+    Target,
+    Effect.acquireRelease(
+      Effect.callback<{ readonly child: ChildProcess; readonly kubeconfig: string }, Error>((resume) => {
+        const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+          cwd: root,
+          env: { ...process.env, KUBECONFIG: "" },
+          stdio: ["ignore", "pipe", "pipe"]
         })
-      )
-  ).pipe(Effect.map(({ kubeconfig }) => ({
-    kubeconfig,
-    mainJob: true,
-    home: Fs.mkdtempSync(Path.join(Os.tmpdir(), "tour-home-")),
-    ensured: new Set<string>()
-  })))
+        let out = ""
+        const timer = setTimeout(() => resume(Effect.fail(new Error(`${name} not ready in 45 s:\n${out}`))), 45_000)
+        const onData = (chunk: Buffer) => {
+          out += chunk.toString()
+          const match = ready.exec(out)
+          if (match !== null) {
+            clearTimeout(timer)
+            resume(Effect.succeed({ child, kubeconfig: match[1]! }))
+          }
+        }
+        child.stdout!.on("data", onData)
+        child.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()))
+        child.on("exit", (code) => {
+          clearTimeout(timer)
+          resume(Effect.fail(new Error(`${name} exited with ${code}:\n${out}`)))
+        })
+      }),
+      ({ child }) =>
+        Effect.promise(() =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve()
+            child.on("exit", () => resolve())
+            child.kill("SIGKILL")
+          })
+        )
+    ).pipe(Effect.map(({ kubeconfig }) => ({
+      kubeconfig,
+      mainJob,
+      home: Fs.mkdtempSync(Path.join(Os.tmpdir(), "tour-home-")),
+      ensured: new Set<string>()
+    })))
+  )
+
+/** `npm run apiserver` (the testkit's bin, `reconcile-apiserver`) as a child process. */
+const apiserverBin = childTarget(
+  "npm run apiserver",
+  [
+    "packages/testkit/src/bin/apiserver.ts",
+    "--port",
+    "0",
+    "--kubeconfig",
+    Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tour-apiserver-")), "kubeconfig")
+  ],
+  /kubeconfig: (\S+)/,
+  false
 )
+
+/** `npm start` (examples/webapp main, embedded mode): ready once it prints `export KUBECONFIG=…`. */
+const mainJob = childTarget("npm start", ["examples/webapp/src/main.ts"], /export KUBECONFIG=(\S+)/, true)
 
 // -----------------------------------------------------------------------------
 // clients
@@ -684,6 +694,6 @@ const mcpSession = (t: TargetService, messages: ReadonlyArray<unknown>, expected
   )
 
 describe("acceptance tour", () => {
-  layer(testApiServer, { excludeTestServices: true, timeout: 30_000 })("TestApiServer", (it) => tour(it))
+  layer(apiserverBin, { excludeTestServices: true, timeout: 60_000 })("npm run apiserver", (it) => tour(it))
   layer(mainJob, { excludeTestServices: true, timeout: 60_000 })("npm start's embedded cluster", (it) => tour(it))
 })

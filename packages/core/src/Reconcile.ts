@@ -59,6 +59,11 @@ import * as internal from "./internal/reconcile.js"
 export class Retryable extends Data.TaggedError("Retryable")<{
   readonly cause: unknown
   readonly message?: string
+  /**
+   * The priority of the retry in a priority queue (controller-runtime's `Result.Priority` returned with an error);
+   * absent: the priority the key was taken at. Set it with {@link withPriority}. A FIFO queue ignores it.
+   */
+  readonly priority?: number | undefined
 }> {}
 
 /**
@@ -83,6 +88,11 @@ export class Terminal extends Data.TaggedError("Terminal")<{
  */
 export class RequeueAfter extends Data.TaggedError("RequeueAfter")<{
   readonly after: Duration.Duration
+  /**
+   * The priority of the requeued key in a priority queue (controller-runtime's `Result.Priority`); absent: the
+   * priority the key was taken at. A FIFO queue ignores it.
+   */
+  readonly priority?: number | undefined
 }> {}
 
 /**
@@ -163,23 +173,36 @@ export const terminal = (cause: unknown, message?: string): Terminal =>
  * durations are clamped to zero (an immediate requeue); an infinite duration
  * stays infinite (the queue clamps it to its longest timer).
  *
+ * With `options.priority`, a controller with a priority queue requeues the key at that priority
+ * (controller-runtime's `Result{RequeueAfter, Priority}`); without it, at the priority the key was taken at.
+ *
  * The value is also an `Effect` failing with itself:
  *
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Reconcile } from "@reconcile/core"
+ * import { Handler, Reconcile } from "@reconcile/core"
  *
  * const poll = Effect.gen(function*() {
  *   return yield* Reconcile.requeueAfter("30 seconds")
  * }) // Effect<never, RequeueAfter>
+ *
+ * // a background poll: behind every change when it comes due
+ * const background = Reconcile.requeueAfter("5 minutes", { priority: Handler.LowPriority })
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const requeueAfter = (after: Duration.Input): RequeueAfter =>
-  new RequeueAfter({ after: internal.clampDuration(after) })
+export const requeueAfter = (
+  after: Duration.Input,
+  options?: { readonly priority?: number | undefined }
+): RequeueAfter =>
+  new RequeueAfter(
+    options?.priority === undefined
+      ? { after: internal.clampDuration(after) }
+      : { after: internal.clampDuration(after), priority: options.priority }
+  )
 
 /**
  * Whether a value is one of the three outcomes.
@@ -281,3 +304,36 @@ export const asRetryable = <A, E, R>(
 export const asTerminal = <A, E, R>(
   self: Effect.Effect<A, E, R>
 ): Effect.Effect<A, Terminal | Extract<E, Outcome>, R> => classify(self, (e) => terminal(e))
+
+/**
+ * Sets the priority at which a controller with a priority queue adds the key back when the effect fails with
+ * `RequeueAfter` or `Retryable` (controller-runtime's `Result.Priority`, which applies to the requeue and to the
+ * retry after an error alike). A priority the outcome already carries is replaced; `Terminal` and success are
+ * unchanged (nothing is requeued). A FIFO queue ignores priorities. Data-first or pipeable.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Reconcile } from "@reconcile/core"
+ *
+ * declare const sync: Effect.Effect<void, Reconcile.Retryable | Reconcile.RequeueAfter>
+ *
+ * // this key's retries and requeues go before the keys at the default priority (0)
+ * const urgent = sync.pipe(Reconcile.withPriority(10))
+ * ```
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withPriority: {
+  (priority: number): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, priority: number): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, priority: number): Effect.Effect<A, E, R> =>
+    Effect.mapError(self, (e): E => {
+      if (e instanceof RequeueAfter) return new RequeueAfter({ after: e.after, priority }) as E
+      if (e instanceof Retryable) return new Retryable({ ...internal.fieldsOf(e), priority }) as E
+      return e
+    })
+)

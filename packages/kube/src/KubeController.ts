@@ -8,6 +8,12 @@
  * - `watches`: any resource with a map function from an object to requests
  *   (e.g. through a cache index).
  * - `eventFilter`: a predicate applied to the events of every source.
+ * - Priorities (with `options: { queue: "priority" }`): `forPriority`, an
+ *   `owns` entry made with {@link owns}, and a `watches` entry's `priority`
+ *   give the priority of the requests their events cause — a number, or a
+ *   `Handler.Priority` rule per event (`undefined`: the default, where
+ *   initial-list objects and resyncs enter at `Handler.LowPriority`). A FIFO
+ *   queue ignores them.
  * - Reconcile **by object** (kube-rs style): `reconcile(object)` gets the
  *   current cached object; keys whose object no longer exists are skipped.
  *   An object that exists but **does not decode** (see `Undecodable`) is
@@ -47,6 +53,7 @@
  * @since 0.1.0
  */
 import type * as Controller from "@reconcile/core/Controller"
+import type * as Handler from "@reconcile/core/Handler"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Predicate } from "@reconcile/core/Predicates"
 import type * as Reconcile from "@reconcile/core/Reconcile"
@@ -72,6 +79,11 @@ export interface Watches<B extends HasMetadata, E = never, R = never> {
   /** Maps an object (old and new on updates) to the requests it should enqueue. */
   readonly map: (object: B) => Effect.Effect<Iterable<Request.Request>, E, R>
   readonly predicates?: ReadonlyArray<Predicate<B>> | undefined
+  /**
+   * The priority of the requests this resource's events cause in a priority queue: a number, or a rule per event
+   * (`undefined` from the rule: the default). Absent: the default (initial list and resyncs at `LowPriority`).
+   */
+  readonly priority?: number | Handler.Priority<B> | undefined
 }
 
 /**
@@ -82,6 +94,42 @@ export interface Watches<B extends HasMetadata, E = never, R = never> {
  */
 export const watches = <B extends HasMetadata, E = never, R = never>(w: Watches<B, E, R>): Watches<any, E, R> => w
 
+/**
+ * An owned resource with options (controller-runtime's `Owns(obj, opts…)`); a plain `Resource` in `owns` is one
+ * with none.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Owns<B extends HasMetadata> {
+  readonly resource: Resource.Resource<B>
+  /**
+   * The priority at which an owned object's events enqueue its owner in a priority queue: a number, or a rule per
+   * event (`undefined` from the rule: the default). Objects that stop decoding use a number, not a rule.
+   */
+  readonly priority?: number | Handler.Priority<B> | undefined
+}
+
+/**
+ * Builds an {@link Owns} entry: an owned resource with a priority (keeps the object type of `resource` and the
+ * rule in step).
+ *
+ * @example
+ * ```ts
+ * import { KubeController, Resource } from "@reconcile/kube"
+ *
+ * // changes to owned Deployments go before other work in a priority queue
+ * const owned = KubeController.owns(Resource.Deployment, { priority: 10 })
+ * ```
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const owns = <B extends HasMetadata>(
+  resource: Resource.Resource<B>,
+  options?: { readonly priority?: number | Handler.Priority<B> | undefined }
+): Owns<any> => ({ resource, priority: options?.priority })
+
 interface Common<A extends HasMetadata, E, RW> {
   /** The controller name (metrics, logs, queue, field manager). */
   readonly name: string
@@ -91,8 +139,16 @@ interface Common<A extends HasMetadata, E, RW> {
   readonly selection?: Cache.Selection | undefined
   /** Predicates for the primary resource's events only. */
   readonly forPredicates?: ReadonlyArray<Predicate<A>> | undefined
-  /** Resources controlled by `for` objects (through controller owner references). */
-  readonly owns?: ReadonlyArray<Resource.Resource<any>> | undefined
+  /**
+   * The priority of the primary resource's requests in a priority queue: a number, or a rule per event
+   * (`undefined` from the rule: the default). Objects that stop decoding use a number, not a rule.
+   */
+  readonly forPriority?: number | Handler.Priority<A> | undefined
+  /**
+   * Resources controlled by `for` objects (through controller owner references): a `Resource`, or an entry with
+   * options made with {@link owns}.
+   */
+  readonly owns?: ReadonlyArray<Resource.Resource<any> | Owns<any>> | undefined
   /** Other resources, mapped to requests. */
   readonly watches?: ReadonlyArray<Watches<any, E, RW>> | undefined
   /** A predicate for the events of every source (controller-runtime's `WithEventFilter`). */

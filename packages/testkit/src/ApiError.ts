@@ -42,6 +42,7 @@ export type StatusReason =
   | "Invalid"
   | "MethodNotAllowed"
   | "UnsupportedMediaType"
+  | "NotAcceptable"
   | "TooManyRequests"
   | "InternalError"
   | "ServiceUnavailable"

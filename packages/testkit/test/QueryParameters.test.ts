@@ -5,12 +5,9 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { TestApiServer } from "../src/index.js"
 import { request, watchLines } from "./support/drivers.js"
+import * as Kubectl from "./support/kubectl.js"
 
 const configMaps = "/api/v1/namespaces/default/configmaps"
 
@@ -250,21 +247,7 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })(
   }
 )
 
-const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-query-"))
-
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.promise(() =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(
-        "/usr/bin/kubectl",
-        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
-        { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 20_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
-      )
-      if (stdin !== undefined) child.stdin?.end(stdin)
-    })
-  )
+const { run: kubectl } = Kubectl.make("testkit-query-")
 
 const crd = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

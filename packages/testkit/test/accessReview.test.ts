@@ -6,29 +6,12 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { TestApiServer, TestCluster } from "../src/index.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import { request } from "./support/drivers.js"
+import * as Kubectl from "./support/kubectl.js"
 
-const KUBECTL = "/usr/bin/kubectl"
-const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-auth-"))
-
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>) =>
-  Effect.promise(() =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        KUBECTL,
-        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
-        { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 20_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
-      )
-    })
-  )
+const { run: kubectl } = Kubectl.make("testkit-auth-")
 
 const reason = "allowed: the testkit API server has no RBAC, every request is allowed"
 const ssar = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"

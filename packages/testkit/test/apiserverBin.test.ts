@@ -12,8 +12,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Kubectl from "./support/kubectl.js"
 
-const KUBECTL = "/usr/bin/kubectl"
 const made: Array<string> = []
 const tempDir = () => {
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-bin-"))
@@ -79,20 +79,9 @@ const runBin = (args: ReadonlyArray<string>): Promise<Exited> =>
     )
   })
 
+/** kubectl against a kubeconfig file with `home` as its HOME: its stdout, rejecting unless it exits 0. */
 const kubectl = (home: string, kubeconfig: string, args: ReadonlyArray<string>, stdin?: string) =>
-  new Promise<string>((resolve, reject) => {
-    const child = execFile(
-      KUBECTL,
-      ["--kubeconfig", kubeconfig, "--cache-dir", Path.join(home, "cache"), ...args],
-      { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 15_000 },
-      (
-        error,
-        stdout,
-        stderr
-      ) => (error === null ? resolve(stdout) : reject(new Error(`kubectl ${args.join(" ")}: ${stderr}`)))
-    )
-    if (stdin !== undefined) child.stdin?.end(stdin)
-  })
+  Effect.runPromise(Kubectl.make({ home, timeout: 15_000 }).ok(kubeconfig, args, stdin))
 
 const manifests = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

@@ -7,12 +7,10 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import { execFile, execFileSync } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { ApiError, TestApiServer, TestCluster } from "../src/index.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import { request } from "./support/drivers.js"
+import * as Kubectl from "./support/kubectl.js"
 
 type Obj = Record<string, any>
 
@@ -103,22 +101,7 @@ describe("TestCluster dryRun", () => {
     }))
 })
 
-const KUBECTL = "/usr/bin/kubectl"
-const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-dryrun-"))
-
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.promise(() =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(
-        KUBECTL,
-        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
-        { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 20_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
-      )
-      if (stdin !== undefined) child.stdin?.end(stdin)
-    })
-  )
+const { ok: kubectlOk, run: kubectl } = Kubectl.make("testkit-dryrun-")
 
 /** A python3 with the official client (Debian's python3-kubernetes), if any. */
 const python = ["python3", "/usr/bin/python3"].find((bin) => {
@@ -274,11 +257,7 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("TestApiS
     () =>
       Effect.gen(function*() {
         const server = yield* TestApiServer.TestApiServer
-        const ok = (args: ReadonlyArray<string>) =>
-          Effect.map(kubectl(server, args), (r) => {
-            assert.strictEqual(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`)
-            return r.stdout
-          })
+        const ok = (args: ReadonlyArray<string>) => kubectlOk(server, args)
         const rv0 = yield* server.cluster.resourceVersion
         const ns = yield* ok([
           "create",

@@ -6,40 +6,11 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile, spawn } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import * as YAML from "yaml"
 import { TestApiServer } from "../src/index.js"
+import * as Kubectl from "./support/kubectl.js"
 
-const KUBECTL = "/usr/bin/kubectl"
-const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-kubectl-"))
-
-interface Result {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.promise(() =>
-    new Promise<Result>((resolve) => {
-      const child = execFile(
-        KUBECTL,
-        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
-        { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 20_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
-      )
-      if (stdin !== undefined) child.stdin?.end(stdin)
-    })
-  )
-
-const ok = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.map(kubectl(server, args, stdin), (r) => {
-    assert.strictEqual(r.code, 0, `kubectl ${args.join(" ")} failed: ${r.stderr}`)
-    return r.stdout
-  })
+const { argv, env, ok, run: kubectl } = Kubectl.make("testkit-kubectl-")
 
 const crdYaml = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -156,20 +127,9 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("kubectl"
       const output = yield* Effect.promise(() =>
         new Promise<string>((resolve) => {
           const child = spawn(
-            KUBECTL,
-            [
-              "--kubeconfig",
-              server.kubeconfigPath,
-              "--cache-dir",
-              Path.join(home, "cache"),
-              "get",
-              "cm",
-              "-w",
-              "--request-timeout=8s",
-              "-o",
-              "name"
-            ],
-            { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home } }
+            Kubectl.KUBECTL,
+            argv(server, ["get", "cm", "-w", "--request-timeout=8s", "-o", "name"]),
+            { env }
           )
           let out = ""
           let changed = false
@@ -178,18 +138,7 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("kubectl"
             out += chunk.toString("utf8")
             if (!changed && out.includes("configmap/watched")) {
               changed = true
-              execFile(KUBECTL, [
-                "--kubeconfig",
-                server.kubeconfigPath,
-                "--cache-dir",
-                Path.join(home, "cache"),
-                "label",
-                "cm",
-                "watched",
-                "x=y"
-              ], {
-                env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }
-              })
+              execFile(Kubectl.KUBECTL, argv(server, ["label", "cm", "watched", "x=y"]), { env })
             } else if (changed && out.split("configmap/watched").length > 2) {
               child.kill("SIGTERM")
             }

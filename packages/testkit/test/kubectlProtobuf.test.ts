@@ -5,39 +5,13 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFile, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { TestApiServer } from "../src/index.js"
+import * as Kubectl from "./support/kubectl.js"
 
-const KUBECTL = "/usr/bin/kubectl"
-const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-kubectl-proto-"))
-
-interface Result {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>) =>
-  Effect.promise(() =>
-    new Promise<Result>((resolve) => {
-      execFile(
-        KUBECTL,
-        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
-        { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 20_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
-      )
-    })
-  )
-
-const ok = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>) =>
-  Effect.map(kubectl(server, args), (r) => {
-    assert.strictEqual(r.code, 0, `kubectl ${args.join(" ")} failed: ${r.stderr}`)
-    return r.stdout
-  })
+const { argv, env, home, ok, run: kubectl } = Kubectl.make("testkit-kubectl-proto-")
 
 const getJson = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>) =>
   Effect.map(ok(server, ["get", ...args, "-o", "json"]), (out) => JSON.parse(out))
@@ -173,19 +147,9 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("kubectl 
       })
       yield* server.cluster.create(event("first", "first-message") as any)
       const child = spawn(
-        KUBECTL,
-        [
-          "--kubeconfig",
-          server.kubeconfigPath,
-          "--cache-dir",
-          Path.join(home, "cache"),
-          "events",
-          "-n",
-          "watched",
-          "--watch",
-          "--request-timeout=15s"
-        ],
-        { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home } }
+        Kubectl.KUBECTL,
+        argv(server, ["events", "-n", "watched", "--watch", "--request-timeout=15s"]),
+        { env }
       )
       let out = ""
       child.stdout.on("data", (c: Buffer) => out += c.toString("utf8"))

@@ -4,42 +4,12 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
-import * as Fs from "node:fs"
 import * as Https from "node:https"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import protobuf from "protobufjs"
 import { TestApiServer } from "../src/index.js"
+import * as Kubectl from "./support/kubectl.js"
 
-const KUBECTL = "/usr/bin/kubectl"
-const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-openapi-"))
-
-interface Result {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.promise(() =>
-    new Promise<Result>((resolve) => {
-      const child = execFile(
-        KUBECTL,
-        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
-        { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 20_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
-      )
-      if (stdin !== undefined) child.stdin?.end(stdin)
-    })
-  )
-
-const ok = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.map(kubectl(server, args, stdin), (r) => {
-    assert.strictEqual(r.code, 0, `kubectl ${args.join(" ")} failed: ${r.stderr}`)
-    return r.stdout
-  })
+const { ok, run: kubectl } = Kubectl.make("testkit-openapi-")
 
 interface Reply {
   readonly status: number

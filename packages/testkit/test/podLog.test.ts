@@ -5,29 +5,12 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
 import { Effect } from "effect"
-import { execFile, spawn } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
+import { spawn } from "node:child_process"
 import { TestApiServer, TestCluster } from "../src/index.js"
 import type { KubeObject } from "../src/KubeObject.js"
+import * as Kubectl from "./support/kubectl.js"
 
-const KUBECTL = "/usr/bin/kubectl"
-const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-logs-"))
-const env = { PATH: process.env.PATH ?? "/usr/bin", HOME: home }
-
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>) =>
-  Effect.promise(() =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        KUBECTL,
-        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
-        { env, timeout: 20_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
-      )
-    })
-  )
+const { argv, env, run: kubectl } = Kubectl.make("testkit-logs-")
 
 const pod = (name: string, containers: ReadonlyArray<string>): KubeObject =>
   ({
@@ -89,11 +72,7 @@ layer(TestApiServer.layerWithCluster({ controllers: false }), { excludeTestServi
         const ref = { namespace: "default", pod: "tail", container: "app" }
         yield* cluster.writePodLog(ref, "first\n")
         let out = ""
-        const child = spawn(
-          KUBECTL,
-          ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), "logs", "-f", "tail"],
-          { env }
-        )
+        const child = spawn(Kubectl.KUBECTL, argv(server, ["logs", "-f", "tail"]), { env })
         child.stdout.on("data", (chunk: Buffer) => void (out += chunk.toString("utf8")))
         const exited = new Promise<number | null>((resolve) => child.on("exit", resolve))
         const until = (f: () => boolean) =>

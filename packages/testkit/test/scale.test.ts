@@ -7,34 +7,11 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
 import { Effect, Exit } from "effect"
 import { execFile, execFileSync } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { TestApiServer, TestCluster } from "../src/index.js"
 import type { KubeObject } from "../src/KubeObject.js"
+import * as Kubectl from "./support/kubectl.js"
 
-const KUBECTL = "/usr/bin/kubectl"
-const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-scale-"))
-
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.promise(() =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(
-        KUBECTL,
-        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
-        { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 20_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
-      )
-      if (stdin !== undefined) child.stdin?.end(stdin)
-    })
-  )
-
-const ok = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.map(kubectl(server, args, stdin), (r) => {
-    assert.strictEqual(r.code, 0, `kubectl ${args.join(" ")} failed: ${r.stderr}`)
-    return r.stdout
-  })
+const { ok, run: kubectl } = Kubectl.make("testkit-scale-")
 
 /** A python3 with the official client (Debian's python3-kubernetes), if any. */
 const python = ["python3", "/usr/bin/python3"].find((bin) => {

@@ -318,6 +318,39 @@ const widget = (name: string, spec: Obj, extra: Obj = {}): KubeObject =>
 const ref = (name: string) => ({ apiVersion: "example.com/v1", kind: "Widget", namespace: "default", name })
 
 describe("structural schemas through TestCluster", () => {
+  it.effect("a CRD whose CEL rule does not compile is refused (422 naming the rule), as kube-apiserver does", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.make()
+      const schema = {
+        type: "object",
+        properties: {
+          spec: {
+            type: "object",
+            "x-kubernetes-validations": [{ rule: "self.a > 0" }, { rule: "self.a +* 2" }],
+            properties: { a: { type: "integer" } }
+          }
+        }
+      }
+      const error = yield* Effect.flip(cluster.create(crdFor(schema)))
+      assert.strictEqual(error.status.code, 422)
+      const causes = error.status.details?.causes ?? []
+      assert.strictEqual(causes.length, 1)
+      assert.strictEqual(
+        causes[0]!.field,
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule"
+      )
+      assert.match(causes[0]!.message ?? "", /^Invalid value: "self\.a \+\* 2": compilation failed: ERROR: /)
+      // the same CRD with a rule that compiles is accepted and enforced
+      yield* cluster.create(
+        crdFor({
+          ...schema,
+          properties: { spec: { ...schema.properties.spec, "x-kubernetes-validations": [{ rule: "self.a > 0" }] } }
+        })
+      )
+      const refused = yield* Effect.flip(cluster.create(widget("w", { a: 0 })))
+      assert.strictEqual(refused.status.code, 422)
+    }))
+
   it.effect("create prunes and defaults; an invalid object gets 422 with one cause per field", () =>
     Effect.gen(function*() {
       const cluster = yield* TestCluster.make()

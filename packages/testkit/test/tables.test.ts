@@ -5,36 +5,12 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { TestApiServer, TestCluster } from "../src/index.js"
 import * as Table from "../src/internal/http/table.js"
 import type { KubeObject } from "../src/KubeObject.js"
+import * as Kubectl from "./support/kubectl.js"
 
-const KUBECTL = "/usr/bin/kubectl"
-const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "testkit-tables-"))
-
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.promise(() =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(
-        KUBECTL,
-        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
-        { env: { PATH: process.env.PATH ?? "/usr/bin", HOME: home }, timeout: 20_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error === null ? 0 : (typeof error.code === "number" ? error.code : 1), stdout, stderr })
-      )
-      if (stdin !== undefined) child.stdin?.end(stdin)
-    })
-  )
-
-const ok = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.map(kubectl(server, args, stdin), (r) => {
-    assert.strictEqual(r.code, 0, `kubectl ${args.join(" ")} failed: ${r.stderr}`)
-    return r.stdout
-  })
+const { ok } = Kubectl.make("testkit-tables-")
 
 /** The rows of kubectl's table output, split on runs of 2+ spaces (cells may hold single spaces). */
 const rows = (text: string): Array<Array<string>> => text.trim().split("\n").map((line) => line.trim().split(/\s{2,}/))

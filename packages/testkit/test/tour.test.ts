@@ -17,9 +17,9 @@ import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_proces
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Kubectl from "./support/kubectl.js"
 
 const root = Path.join(import.meta.dirname, "..", "..", "..")
-const KUBECTL = "/usr/bin/kubectl"
 const MCP = Path.join(
   root,
   "node_modules/kubernetes-mcp-server-linux-amd64/bin/kubernetes-mcp-server-linux-amd64"
@@ -139,21 +139,20 @@ const run = (
     })
   )
 
-/** kubectl against the target; never the user's ~/.kube. */
+/** kubectl against the target, with the target's HOME; never the user's ~/.kube. */
+const kubectlOf = (t: TargetService) => Kubectl.make({ home: t.home, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 })
+
 const kubectl = (args: ReadonlyArray<string>, stdin?: string) =>
   Effect.gen(function*() {
     const t = yield* Target
-    return yield* run(KUBECTL, ["--kubeconfig", t.kubeconfig, "--cache-dir", Path.join(t.home, "cache"), ...args], {
-      ...(stdin === undefined ? {} : { stdin }),
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: t.home }
-    })
+    return yield* kubectlOf(t).run(t.kubeconfig, args, stdin)
   })
 
 /** kubectl that must succeed: its stdout. */
 const ok = (args: ReadonlyArray<string>, stdin?: string) =>
-  Effect.map(kubectl(args, stdin), (r) => {
-    assert.strictEqual(r.code, 0, `kubectl ${args.join(" ")} failed (${r.code}): ${r.stderr}${r.stdout}`)
-    return r.stdout
+  Effect.gen(function*() {
+    const t = yield* Target
+    return yield* kubectlOf(t).ok(t.kubeconfig, args, stdin)
   })
 
 const getJson = (args: ReadonlyArray<string>): Effect.Effect<any, never, Target> =>

@@ -170,13 +170,13 @@ export const make = <E, R, RW>(
       }).pipe(Effect.annotateLogs(annotations))
     }
 
-    const retryable = (key: string, message: string, cause: unknown) =>
+    const retryable = (key: string, message: string, cause: unknown, priority?: number | undefined) =>
       Effect.andThen(
         Effect.sync(() => {
           m.errors.updateUnsafe(1, context)
           m.total.error.updateUnsafe(1, context)
         }),
-        Effect.andThen(Effect.logError(message, cause), keys.retry(key))
+        Effect.andThen(Effect.logError(message, cause), keys.retry(key, priority))
       )
 
     const decide = (
@@ -194,9 +194,9 @@ export const make = <E, R, RW>(
         switch (error._tag) {
           case "RequeueAfter":
             m.total.requeue_after.updateUnsafe(1, context)
-            return Effect.andThen(keys.forget(key), keys.requeueAfter(key, error.after))
+            return Effect.andThen(keys.forget(key), keys.requeueAfter(key, error.after, error.priority))
           case "Retryable":
-            return retryable(key, "Reconciler error", error)
+            return retryable(key, "Reconciler error", error, error.priority)
           case "ReconcileTimeout":
             m.timeouts.updateUnsafe(1, context)
             return retryable(key, "Reconcile timed out", `reconcileTimeout ${Duration.format(reconcileTimeout!)}`)

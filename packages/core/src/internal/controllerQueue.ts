@@ -6,7 +6,8 @@
  *   `Handler.lowPriorityWhenUnchanged`); a FIFO queue ignores it, as controller-runtime's wrapper of a plain
  *   workqueue does.
  * - A key keeps the priority it was taken at through its rate-limited retries and `RequeueAfter` (controller-runtime
- *   passes the item's priority back to `AddWithOpts`).
+ *   passes the item's priority back to `AddWithOpts`), unless the outcome names one (`RequeueAfter`/`Retryable`
+ *   `priority`: controller-runtime's `Result.Priority`, which replaces the item's priority for that add).
  * - `outOfBandFailures: "ignore"`: a failure while a retry is already scheduled does not call the rate limiter, and
  *   the retry is added again for the time it was scheduled at. The queue may no longer hold it: a priority queue
  *   merges an immediate add into the waiting item (the run that just failed consumed it), and a FIFO queue keeps only
@@ -27,10 +28,13 @@ export interface ControllerQueue {
   readonly take: Effect.Effect<string, WorkqueueError.WorkqueueShutdown>
   /** Ends the processing of a key taken with `take`. */
   readonly done: (key: string) => Effect.Effect<void>
-  /** A rate-limited retry of a key that failed, at its priority, following the `outOfBandFailures` rule. */
-  readonly retry: (key: string) => Effect.Effect<void>
-  /** Adds the key again after `after`, at its priority (`RequeueAfter`). */
-  readonly requeueAfter: (key: string, after: Duration.Input) => Effect.Effect<void>
+  /**
+   * A rate-limited retry of a key that failed, at `priority` if given else at the key's priority, following the
+   * `outOfBandFailures` rule.
+   */
+  readonly retry: (key: string, priority?: number | undefined) => Effect.Effect<void>
+  /** Adds the key again after `after`, at `priority` if given else at the key's priority (`RequeueAfter`). */
+  readonly requeueAfter: (key: string, after: Duration.Input, priority?: number | undefined) => Effect.Effect<void>
   /** Success: clears the limiter's memory of the key and its scheduled retry. */
   readonly forget: (key: string) => Effect.Effect<void>
   /** A terminal failure: no retry is scheduled any more (the backoff memory stays, as in controller-runtime). */
@@ -56,20 +60,22 @@ export const make = (options: {
   /** The non-zero priority of each key in flight (a key is never in flight twice). */
   const inFlight = new Map<string, number>()
 
-  const addAfter = (key: string, after: Duration.Input): Effect.Effect<void> =>
-    pq === undefined ? queue.addAfter(key, after) : pq.addWithOptions(key, { after, priority: inFlight.get(key) })
+  const addAfter = (key: string, after: Duration.Input, priority: number | undefined): Effect.Effect<void> =>
+    pq === undefined
+      ? queue.addAfter(key, after)
+      : pq.addWithOptions(key, { after, priority: priority ?? inFlight.get(key) })
 
-  const retry = (key: string) =>
+  const retry = (key: string, priority?: number | undefined) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const pending = retryAt.get(key)
       if (ignoreOutOfBand && pending !== undefined && pending > now) {
-        yield* addAfter(key, pending - now)
+        yield* addAfter(key, pending - now, priority)
         return
       }
       const delay = Duration.toMillis(yield* limiter.when(key))
       retryAt.set(key, now + delay)
-      yield* addAfter(key, delay)
+      yield* addAfter(key, delay, priority)
     })
 
   return {
@@ -87,7 +93,7 @@ export const make = (options: {
         return queue.done(key)
       }),
     retry,
-    requeueAfter: (key, after) => Effect.suspend(() => addAfter(key, after)),
+    requeueAfter: (key, after, priority) => Effect.suspend(() => addAfter(key, after, priority)),
     forget: (key) =>
       Effect.suspend(() => {
         retryAt.delete(key)

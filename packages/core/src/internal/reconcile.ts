@@ -24,3 +24,9 @@ export const clampDuration = (input: Duration.Input): Duration.Duration => {
   // effect 4 durations can be negative (effect 3 clamped them to zero): clamp here. NaN already decodes to zero.
   return Duration.isLessThan(decoded.value, Duration.zero) ? Duration.zero : decoded.value
 }
+
+/** The fields of a `Retryable` without its priority (a copy gets a new one). @internal */
+export const fieldsOf = (
+  e: { readonly cause: unknown; readonly message?: string | undefined }
+): { readonly cause: unknown; readonly message?: string } =>
+  e.message === undefined ? { cause: e.cause } : { cause: e.cause, message: e.message }

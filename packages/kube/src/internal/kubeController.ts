@@ -7,12 +7,28 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Cache from "../Cache.js"
 import type * as KubeController from "../KubeController.js"
+import * as Resource from "../Resource.js"
 import type * as Undecodable from "../Undecodable.js"
+
+/** A handler with the priority option of a `for` / `owns` / `watches` entry, if any. */
+const prioritized = <A, E, R>(
+  handler: Handler.Handler<A, E, R>,
+  priority: number | Handler.Priority<A> | undefined
+): Handler.Handler<A, E, R> => priority === undefined ? handler : Handler.withPriority(handler, priority)
+
+/** For the undecodable source of an entry: a number applies, a rule (written for decoded objects) does not. */
+const numeric = (priority: number | Handler.Priority<any> | undefined): number | undefined =>
+  typeof priority === "number" ? priority : undefined
 
 const withFilter = <A extends HasMetadata>(
   predicates: ReadonlyArray<Predicate<A>> | undefined,
   filter: Predicate<HasMetadata> | undefined
 ): ReadonlyArray<Predicate<A>> => [...(predicates ?? []), ...(filter === undefined ? [] : [filter])]
+
+/** An `owns` entry with options (not a bare `Resource`). */
+const isOwns = (
+  entry: Resource.Resource<any> | KubeController.Owns<any>
+): entry is KubeController.Owns<any> => !(Resource.TypeId in entry)
 
 /** @internal */
 export const make = <A extends HasMetadata, E, R, RW>(config: KubeController.Config<A, E, R, RW>) =>
@@ -22,10 +38,19 @@ export const make = <A extends HasMetadata, E, R, RW>(config: KubeController.Con
     // Objects that stop decoding enqueue their key too: `forPredicates` read `A`, so only the event filter applies.
     const undecodableFilter = withFilter<Undecodable.Undecodable>(undefined, config.eventFilter)
     const watches: Array<Controller.Watch<E, RW>> = [
-      Controller.watch(primary.source, Handler.forObject, ...withFilter(config.forPredicates, config.eventFilter)),
-      Controller.watch(primary.undecodable, Handler.forObject, ...undecodableFilter)
+      Controller.watch(
+        primary.source,
+        prioritized(Handler.forObject<A>, config.forPriority),
+        ...withFilter(config.forPredicates, config.eventFilter)
+      ),
+      Controller.watch(
+        primary.undecodable,
+        prioritized(Handler.forObject<Undecodable.Undecodable>, numeric(config.forPriority)),
+        ...undecodableFilter
+      )
     ]
-    for (const owned of config.owns ?? []) {
+    for (const entry of config.owns ?? []) {
+      const { priority, resource: owned } = isOwns(entry) ? entry : { resource: entry, priority: undefined }
       const informer = yield* cache.informer(owned, { namespace: config.selection?.namespace })
       const toOwner = Handler.forOwner({
         apiVersion: config.for.apiVersion,
@@ -33,14 +58,18 @@ export const make = <A extends HasMetadata, E, R, RW>(config: KubeController.Con
         clusterScoped: !config.for.namespaced
       })
       watches.push(
-        Controller.watch(informer.source, toOwner, ...withFilter(undefined, config.eventFilter)),
-        Controller.watch(informer.undecodable, toOwner, ...undecodableFilter)
+        Controller.watch(informer.source, prioritized(toOwner, priority), ...withFilter(undefined, config.eventFilter)),
+        Controller.watch(informer.undecodable, prioritized(toOwner, numeric(priority)), ...undecodableFilter)
       )
     }
     for (const w of config.watches ?? []) {
       const informer = yield* cache.informer(w.resource, w.selection)
       watches.push(
-        Controller.watch(informer.source, Handler.fromMap(w.map), ...withFilter(w.predicates, config.eventFilter))
+        Controller.watch(
+          informer.source,
+          prioritized(Handler.fromMap(w.map), w.priority),
+          ...withFilter(w.predicates, config.eventFilter)
+        )
       )
     }
     const reconcile = "reconcile" in config

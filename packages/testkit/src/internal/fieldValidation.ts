@@ -25,10 +25,10 @@ const modelName = (rt: ResourceType): string => {
 
 let models: Models.Models | null | undefined
 
-const loadModels = async (): Promise<Models.Models | null> => {
+const loadModels = (): Models.Models | null => {
   if (models === undefined) {
     try {
-      models = await Models.load()
+      models = Models.load()
     } catch {
       models = null
     }
@@ -39,15 +39,24 @@ const loadModels = async (): Promise<Models.Models | null> => {
 const arrayOf = /^Array<(.+)>$/
 const mapOf = /^\{ \[key: string\]: (.+); \}$/
 
-const walk = (m: Models.Models, type: string, value: unknown, path: string, out: Array<string>): void => {
+const walk = (
+  m: Models.Models,
+  type: string,
+  value: unknown,
+  path: string,
+  out: Array<string>,
+  prune = false
+): void => {
   const array = arrayOf.exec(type)
   if (array !== null) {
-    if (Array.isArray(value)) value.forEach((v, i) => walk(m, array[1]!, v, `${path}[${i}]`, out))
+    if (Array.isArray(value)) value.forEach((v, i) => walk(m, array[1]!, v, `${path}[${i}]`, out, prune))
     return
   }
   const map = mapOf.exec(type)
   if (map !== null) {
-    if (isObject(value)) { for (const [k, v] of Object.entries(value)) walk(m, map[1]!, v, `${path}[${k}]`, out) }
+    if (isObject(value)) {
+      for (const [k, v] of Object.entries(value)) walk(m, map[1]!, v, `${path}[${k}]`, out, prune)
+    }
     return
   }
   const model = m.get(type)
@@ -55,21 +64,99 @@ const walk = (m: Models.Models, type: string, value: unknown, path: string, out:
   for (const [key, v] of Object.entries(value)) {
     const attribute = model.attributes.find((a) => a.name === key)
     const at = path === "" ? key : `${path}.${key}`
-    if (attribute === undefined) out.push(at)
-    else walk(m, attribute.type, v, at, out)
+    if (attribute === undefined) {
+      out.push(at)
+      if (prune) delete value[key]
+    } else walk(m, attribute.type, v, at, out, prune)
   }
 }
 
 /** The paths of the fields of `body` that `rt` does not declare (`spec.foo`, `spec.containers[0].bar`). */
-export const unknownFields = async (rt: ResourceType, body: unknown): Promise<Array<string>> => {
+export const unknownFields = async (rt: ResourceType, body: unknown): Promise<Array<string>> =>
+  undeclaredFields(rt, body)
+
+/** {@link unknownFields}, synchronously (the models load synchronously), for the Core. */
+export const undeclaredFields = (rt: ResourceType, body: unknown): Array<string> => {
   if (!isObject(body)) return []
   if (rt.schema !== undefined) return Structural.unknownFields(rt, body)
   if (rt.createOnly === true || rt.printerColumns.length > 0 || !isBuiltinGroup(rt.group)) return []
-  const m = await loadModels()
+  const m = loadModels()
   if (m === null || m.get(modelName(rt)) === undefined) return []
   const out: Array<string> = []
   walk(m, modelName(rt), body, "", out)
   return out
+}
+
+/**
+ * Drops from a built-in object the fields its kind does not declare, as kube-apiserver's decoder does for typed
+ * kinds whatever `fieldValidation` says (custom resources are pruned by their structural schema instead), so that
+ * neither the stored object nor its managedFields name them. Mutates `body`.
+ */
+export const pruneUndeclared = (rt: ResourceType, body: Obj): void => {
+  if (rt.schema !== undefined) return
+  if (rt.createOnly === true || rt.printerColumns.length > 0 || !isBuiltinGroup(rt.group)) return
+  const m = loadModels()
+  if (m === null || m.get(modelName(rt)) === undefined) return
+  walk(m, modelName(rt), body, "", [], true)
+}
+
+/**
+ * A path of ours (`spec.template.spec.containers[0].bar`) as structured-merge-diff prints it: fields and map
+ * entries as `.name`, items of associative lists by their keys (`[name="web"]`, `[containerPort=80,protocol="TCP"]`),
+ * of sets by value (`[="a"]`), other items by index (`[0]`).
+ */
+const smdPath = (rt: ResourceType, root: unknown, path: string): string => {
+  let out = ""
+  let value: unknown = root
+  let schemaPath = ""
+  for (const m of path.matchAll(/\.?([^.[\]]+)|\[([^\]]*)\]/g)) {
+    const segment = m[1] ?? m[2] ?? ""
+    if (m[2] !== undefined && Array.isArray(value)) {
+      const item: unknown = value[Number(segment)]
+      const keys = rt.listKeys.get(schemaPath)
+      if (keys !== undefined && keys.length === 0) out += `[=${JSON.stringify(item)}]`
+      else if (keys !== undefined && isObject(item)) {
+        out += `[${
+          [...keys].sort().map((k) => `${k}=${JSON.stringify(item[k] ?? (k === "protocol" ? "TCP" : null))}`)
+        }]`
+      } else out += `[${segment}]`
+      value = item
+      schemaPath += "[]"
+    } else {
+      out += `.${segment}`
+      value = isObject(value) ? value[segment] : undefined
+      // map entries keep the map's schema path, as the walkers' `[key]` segments do
+      if (m[2] === undefined) schemaPath = schemaPath === "" ? segment : `${schemaPath}.${segment}`
+    }
+  }
+  return out
+}
+
+/**
+ * Refuses an apply configuration holding fields its kind does not declare, as kube-apiserver does whatever
+ * `fieldValidation` says (structured-merge-diff cannot type it; `fieldValidation` only governs duplicate YAML keys
+ * for apply): a 500 with no reason, `failed to create typed patch object (<ns>/<name>; <group>/<version>,
+ * Kind=<Kind>): .spec.foo: field not declared in schema`. structured-merge-diff stops at the first undeclared field
+ * of each object, so one path per parent is named; several are listed under `errors:`.
+ */
+export const checkApply = (rt: ResourceType, config: unknown): void => {
+  const paths = undeclaredFields(rt, config)
+  if (paths.length === 0) return
+  const parents = new Set<string>()
+  const first = paths.filter((p) => {
+    const parent = p.replace(/(\.[^.[\]]*|\[[^\]]*\])$/, "")
+    if (parents.has(parent)) return false
+    parents.add(parent)
+    return true
+  })
+  const errors = first.map((p) => `${smdPath(rt, config, p)}: field not declared in schema`)
+  const detail = errors.length === 1 ? errors[0]! : ["errors:", ...errors.map((e) => `  ${e}`)].join("\n")
+  const gvk = `${rt.group}/${rt.version}, Kind=${rt.kind}`
+  const meta = isObject(config) && isObject(config.metadata) ? config.metadata : {}
+  // The namespace and name as the configuration itself holds them (upstream names the patch object).
+  const ns = typeof meta.namespace === "string" ? meta.namespace : ""
+  const objName = typeof meta.name === "string" ? meta.name : ""
+  throw ApiError.make(500, "", `failed to create typed patch object (${ns}/${objName}; ${gvk}): ${detail}`)
 }
 
 const isBuiltinGroup = (group: string): boolean =>

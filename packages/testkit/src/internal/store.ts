@@ -11,6 +11,7 @@ import type { ResourceType } from "../ResourceType.js"
 import * as Events from "./events.js"
 import { FaultState } from "./faults.js"
 import * as FieldSelectors from "./fieldSelectors.js"
+import * as FieldValidation from "./fieldValidation.js"
 import { clone, deepEqual, formatTime, isObject, type Obj } from "./json.js"
 import { type FieldRequirement, matches, parse as parseLabels, type Requirement } from "./labelSelector.js"
 import * as ManagedFields from "./managedFields.js"
@@ -557,6 +558,7 @@ export class Core {
     out.apiVersion = expected
     out.kind = rt.kind
     out.metadata ??= {}
+    FieldValidation.pruneUndeclared(rt, out)
     return out
   }
 
@@ -896,7 +898,10 @@ export class Core {
     if (options.subresource !== undefined && (options.subresource !== "status" || !rt.hasStatus)) {
       throw notFound(rt, name)
     }
-    if (type === "apply" && Events.isEventsV1(rt)) return Events.applyV1(this, namespace, name, patch, options)
+    if (type === "apply" && Events.isEventsV1(rt)) {
+      FieldValidation.checkApply(rt, patch)
+      return Events.applyV1(this, namespace, name, patch, options)
+    }
     if (type === "apply") return this.apply(rt, namespace, name, patch, options)
     const existing = this.existing(rt, namespace, name)
     const base = this.present(rt, existing) as Obj
@@ -924,6 +929,7 @@ export class Core {
       throw badRequest("apiVersion and kind must be set in an apply configuration")
     }
     const body = this.checkBody(rt, config)
+    FieldValidation.checkApply(rt, config)
     if (body.metadata.name !== undefined && body.metadata.name !== name) {
       throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`)
     }

@@ -1201,3 +1201,38 @@ export const admit = (rt: ResourceType, obj: Obj, old: Obj | undefined): Array<S
   decode(rt, obj)
   return validateObject(rt, obj, old)
 }
+
+/**
+ * The `x-kubernetes-validations` rules of a CRD version's schema that do not compile, as causes of the CRD's 422
+ * (kube-apiserver refuses such a CRD: "compilation failed"). `base` is the schema's field path in the CRD.
+ */
+export const ruleCompileErrors = (schema: unknown, base: string): Array<StatusCause> => {
+  const out: Array<StatusCause> = []
+  const walk = (s: unknown, path: string): void => {
+    if (Array.isArray(s)) return s.forEach((x, i) => walk(x, `${path}[${i}]`))
+    if (!isObject(s)) return
+    const rules = s["x-kubernetes-validations"]
+    if (Array.isArray(rules)) {
+      rules.forEach((rule: unknown, i: number) => {
+        if (!isObject(rule) || typeof rule.rule !== "string") return
+        const compiled = compile(rule.rule)
+        if (typeof compiled === "string") {
+          out.push({
+            reason: "FieldValueInvalid",
+            message: `Invalid value: ${JSON.stringify(rule.rule)}: compilation failed: ERROR: ${compiled}`,
+            field: `${path}.x-kubernetes-validations[${i}].rule`
+          })
+        }
+      })
+    }
+    for (const [k, v] of Object.entries(s)) {
+      if (k === "properties" && isObject(v)) {
+        for (const [name, child] of Object.entries(v)) walk(child, `${path}.properties[${name}]`)
+      } else if (k === "items" || k === "additionalProperties" || k === "allOf" || k === "anyOf" || k === "oneOf") {
+        walk(v, `${path}.${k}`)
+      }
+    }
+  }
+  walk(schema, base)
+  return out
+}

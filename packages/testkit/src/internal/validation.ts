@@ -269,6 +269,13 @@ const validateCrd = (crd: Obj, old: Obj | undefined, causes: Causes): void => {
   if (old !== undefined && old.spec?.scope !== spec.scope) {
     invalid(causes, "spec.scope", spec.scope, "field is immutable")
   }
+  if (Array.isArray(versions)) {
+    versions.forEach((v: Obj, i: number) => {
+      const schema = v?.schema?.openAPIV3Schema
+      const base = `spec.versions[${i}].schema.openAPIV3Schema`
+      if (schema !== undefined) { for (const c of Structural.ruleCompileErrors(schema, base)) causes.push(c) }
+    })
+  }
 }
 
 let nextServiceIp = 1

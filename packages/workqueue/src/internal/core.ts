@@ -39,6 +39,8 @@ export abstract class QueueCore<T> {
   private readonly delayed = new Heap<Delayed>(lessDelayed)
   private readonly delayedByKey = new Map<string, Delayed>()
   private delayedSeq = 0
+  /** `fireDue` is moving due entries into the queue: `notify` waits for the end of the batch. */
+  private firing = false
   private wake: (() => void) | undefined = undefined
   private busyWake: (() => void) | undefined = undefined
   private depth = 0
@@ -97,6 +99,10 @@ export abstract class QueueCore<T> {
 
   /** Hands ready items to blocked takers, oldest taker first. */
   protected notify(): void {
+    // While due delayed entries are being moved (`fireDue`), hand nothing out: once they are all in, the takers get
+    // the best of them (a priority queue: highest priority first, as controller-runtime moves every due item before
+    // handing any out).
+    if (this.firing) return
     while (this.takers.size > 0) {
       const item = this.tryTake()
       if (item === undefined) return
@@ -178,14 +184,24 @@ export abstract class QueueCore<T> {
   /** Moves every due entry into the queue; returns ms until the next one, or -1 if none. */
   private fireDue(): number {
     const now = this.now()
-    for (;;) {
-      const next = this.delayed.peek()
-      if (next === undefined) return -1
-      if (next.readyAt > now) return next.readyAt - now
-      this.delayed.pop()
-      this.delayedByKey.delete(next.key)
-      this.onDelayedReady(next.key)
+    let moved = false
+    this.firing = true
+    try {
+      for (;;) {
+        const next = this.delayed.peek()
+        if (next === undefined || next.readyAt > now) break
+        this.delayed.pop()
+        this.delayedByKey.delete(next.key)
+        this.onDelayedReady(next.key)
+        moved = true
+      }
+    } finally {
+      this.firing = false
     }
+    // Handing items out may schedule new delayed entries: the next wait is read after it.
+    if (moved) this.notify()
+    const next = this.delayed.peek()
+    return next === undefined ? -1 : Math.max(0, next.readyAt - now)
   }
 
   private readonly waitForWake: Effect.Effect<void> = Effect.callback<void>((resume) => {

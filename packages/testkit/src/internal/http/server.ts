@@ -62,6 +62,11 @@ const prettyResponses = new WeakSet<Http.ServerResponse>()
 const sendJson = (res: Http.ServerResponse, code: number, body: unknown, contentType = "application/json"): void => {
   // protobuf when the client asks for it first and the body's kind has a message (JSON if it cannot carry the object)
   const proto = contentType === "application/json" ? Protobuf.responseBody(res.req, body) : undefined
+  // a client taking protobuf only, for a body that cannot be protobuf: 406 (a protobuf Status), not JSON
+  const refused = proto === undefined && contentType === "application/json"
+    ? Protobuf.notAcceptable(res.req, body)
+    : undefined
+  if (refused !== undefined) return sendJson(res, 406, refused.status)
   if (proto !== undefined) {
     res.writeHead(code, {
       "Content-Type": Protobuf.MEDIA_TYPE,
@@ -90,7 +95,9 @@ const warn = (res: Http.ServerResponse, warnings: ReadonlyArray<string>): void =
 const sendStatus = (res: Http.ServerResponse, error: ApiError.ApiError): void => {
   const retry = error.status.details?.retryAfterSeconds
   if (retry !== undefined) res.setHeader("Retry-After", String(retry))
-  sendJson(res, error.status.code, error.status)
+  // an empty reason is omitted on the wire (Go's omitempty), as for upstream's errors that carry no reason
+  const { reason, ...rest } = error.status
+  sendJson(res, error.status.code, reason === "" ? rest : error.status)
 }
 
 const readBody = (req: Http.IncomingMessage): Promise<string> =>

@@ -75,3 +75,47 @@ export const watchLine = (type: string, object: unknown): string | undefined => 
   const frame = watchFrame(type, object)
   return frame === undefined ? undefined : Buffer.from(frame).toString("latin1")
 }
+
+/**
+ * Whether the client takes protobuf only: every media range of its Accept header is
+ * `application/vnd.kubernetes.protobuf` (no JSON, YAML, `*\/*` or `application/*`).
+ */
+export const acceptsOnlyProtobuf = (accept: string | undefined): boolean => {
+  const ranges = (accept ?? "").split(",").map((r) => r.trim()).filter((r) => r !== "")
+  return ranges.length > 0 && ranges.every((r) => mediaType(r) === MEDIA_TYPE && !/;\s*as=/i.test(r))
+}
+
+const builtinGroups = new Set([
+  "",
+  "apps",
+  "coordination.k8s.io",
+  "events.k8s.io",
+  "apiextensions.k8s.io",
+  "authorization.k8s.io",
+  "autoscaling"
+])
+
+/**
+ * The 406 for a client that takes protobuf only when the response cannot be protobuf. Custom resources as
+ * kube-apiserver answers them (its protobuf serializer refuses unstructured objects: `object
+ * *unstructured.Unstructured does not implement the protobuf marshalling interface and cannot be encoded to a
+ * protobuf message`, reason NotAcceptable); a built-in object our table cannot hold (a real server would encode
+ * it) with the negotiation wording, naming what we can send: `only the following media types are accepted:
+ * application/json, application/yaml`. Undefined when protobuf is not the only choice or the body encodes.
+ */
+export const notAcceptable = (
+  req: Http.IncomingMessage | undefined,
+  body: unknown
+): ApiError.ApiError | undefined => {
+  if (req === undefined || !acceptsOnlyProtobuf(req.headers.accept)) return undefined
+  if (typeof body !== "object" || body === null) return undefined
+  const { apiVersion, kind } = body as { apiVersion?: unknown; kind?: unknown }
+  if (kind === "Status") return undefined
+  const group = typeof apiVersion === "string" && apiVersion.includes("/") ? apiVersion.split("/")[0]! : ""
+  const message = builtinGroups.has(group)
+    ? "only the following media types are accepted: application/json, application/yaml"
+    : `object *unstructured.${
+      typeof kind === "string" && kind.endsWith("List") ? "UnstructuredList" : "Unstructured"
+    } does not implement the protobuf marshalling interface and cannot be encoded to a protobuf message`
+  return ApiError.make(406, "NotAcceptable", message)
+}

@@ -36,6 +36,26 @@ const loadModels = (): Models.Models | null => {
   return models
 }
 
+/** A built-in kind's model, when its fields are checked against one (not custom resources, reviews, or CRD kinds). */
+const builtinModel = (rt: ResourceType): { readonly models: Models.Models; readonly name: string } | undefined => {
+  if (rt.schema !== undefined) return undefined
+  if (rt.createOnly === true || rt.printerColumns.length > 0 || !isBuiltinGroup(rt.group)) return undefined
+  const m = loadModels()
+  const name = modelName(rt)
+  return m === null || m.get(name) === undefined ? undefined : { models: m, name }
+}
+
+/** A model's attributes by JSON name (every built-in write walks them). */
+const attributeMaps = new WeakMap<Models.Model, ReadonlyMap<string, Models.ModelAttribute>>()
+const attributesOf = (model: Models.Model): ReadonlyMap<string, Models.ModelAttribute> => {
+  let map = attributeMaps.get(model)
+  if (map === undefined) {
+    map = new Map(model.attributes.map((a) => [a.name, a]))
+    attributeMaps.set(model, map)
+  }
+  return map
+}
+
 const arrayOf = /^Array<(.+)>$/
 const mapOf = /^\{ \[key: string\]: (.+); \}$/
 
@@ -61,8 +81,9 @@ const walk = (
   }
   const model = m.get(type)
   if (model === undefined || !isObject(value)) return
+  const attributes = attributesOf(model)
   for (const [key, v] of Object.entries(value)) {
-    const attribute = model.attributes.find((a) => a.name === key)
+    const attribute = attributes.get(key)
     const at = path === "" ? key : `${path}.${key}`
     if (attribute === undefined) {
       out.push(at)
@@ -72,18 +93,13 @@ const walk = (
 }
 
 /** The paths of the fields of `body` that `rt` does not declare (`spec.foo`, `spec.containers[0].bar`). */
-export const unknownFields = async (rt: ResourceType, body: unknown): Promise<Array<string>> =>
-  undeclaredFields(rt, body)
-
-/** {@link unknownFields}, synchronously (the models load synchronously), for the Core. */
 export const undeclaredFields = (rt: ResourceType, body: unknown): Array<string> => {
   if (!isObject(body)) return []
   if (rt.schema !== undefined) return Structural.unknownFields(rt, body)
-  if (rt.createOnly === true || rt.printerColumns.length > 0 || !isBuiltinGroup(rt.group)) return []
-  const m = loadModels()
-  if (m === null || m.get(modelName(rt)) === undefined) return []
+  const builtin = builtinModel(rt)
+  if (builtin === undefined) return []
   const out: Array<string> = []
-  walk(m, modelName(rt), body, "", out)
+  walk(builtin.models, builtin.name, body, "", out)
   return out
 }
 
@@ -93,11 +109,8 @@ export const undeclaredFields = (rt: ResourceType, body: unknown): Array<string>
  * neither the stored object nor its managedFields name them. Mutates `body`.
  */
 export const pruneUndeclared = (rt: ResourceType, body: Obj): void => {
-  if (rt.schema !== undefined) return
-  if (rt.createOnly === true || rt.printerColumns.length > 0 || !isBuiltinGroup(rt.group)) return
-  const m = loadModels()
-  if (m === null || m.get(modelName(rt)) === undefined) return
-  walk(m, modelName(rt), body, "", [], true)
+  const builtin = builtinModel(rt)
+  if (builtin !== undefined) walk(builtin.models, builtin.name, body, "", [], true)
 }
 
 /**
@@ -170,13 +183,9 @@ const strictMessage = (paths: ReadonlyArray<string>): string =>
  * handled as a <Kind>: strict decoding error: unknown field "spec.foo"`), Warn returns one warning per field
  * (`unknown field "spec.foo"`), Ignore nothing.
  */
-export const checkBody = async (
-  rt: ResourceType,
-  body: unknown,
-  directive: Directive
-): Promise<Array<string>> => {
+export const checkBody = (rt: ResourceType, body: unknown, directive: Directive): Array<string> => {
   if (directive === "Ignore") return []
-  const paths = await unknownFields(rt, body)
+  const paths = undeclaredFields(rt, body)
   if (paths.length === 0) return []
   if (directive === "Strict") {
     throw ApiError.make(
@@ -193,7 +202,7 @@ export const checkBody = async (
  * field `patch` (kube-apiserver's `"" is invalid: patch: Invalid value: "<patched object>": strict decoding
  * error: …`), Warn returns the warnings. A patch that fails to apply is left to the write itself.
  */
-export const checkPatch = async (
+export const checkPatch = (
   core: Core,
   rt: ResourceType,
   namespace: string | undefined,
@@ -201,7 +210,7 @@ export const checkPatch = async (
   type: Exclude<PatchType, "apply">,
   patch: unknown,
   directive: Directive
-): Promise<Array<string>> => {
+): Array<string> => {
   if (directive === "Ignore") return []
   let patched: unknown
   try {
@@ -214,7 +223,7 @@ export const checkPatch = async (
   } catch {
     return []
   }
-  const paths = await unknownFields(rt, patched)
+  const paths = undeclaredFields(rt, patched)
   if (paths.length === 0) return []
   if (directive === "Strict") {
     const value = JSON.stringify(JSON.stringify(patched))

@@ -424,7 +424,7 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       }
       const options = Query.writeOptions(q, "CreateOptions")
       const body = parseBody(req, text)
-      warn(res, await FieldValidation.checkBody(rt, body, options.fieldValidation))
+      warn(res, FieldValidation.checkBody(rt, body, options.fieldValidation))
       await guard("create", rt, namespace)
       const created = core.create(rt, namespace, body, { fieldManager, dryRun: options.dryRun })
       return sendJson(res, 201, render(req, url, rt, created))
@@ -437,7 +437,7 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       }
       const options = Query.writeOptions(q, "UpdateOptions")
       const body = parseBody(req, text)
-      warn(res, await FieldValidation.checkBody(rt, body, options.fieldValidation))
+      warn(res, FieldValidation.checkBody(rt, body, options.fieldValidation))
       await guard("update", rt, namespace)
       const updated = core.update(rt, namespace, name, body, {
         fieldManager,
@@ -466,7 +466,7 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       await guard("patch", rt, namespace)
       const body = type === "apply" ? parseYaml(text) : parseJson(text)
       if (type !== "apply") {
-        warn(res, await FieldValidation.checkPatch(core, rt, namespace, name, type, body, options.fieldValidation))
+        warn(res, FieldValidation.checkPatch(core, rt, namespace, name, type, body, options.fieldValidation))
       }
       const result = core.patch(rt, namespace, name, type, body, {
         fieldManager: type === "apply" ? options.fieldManager : fieldManager,

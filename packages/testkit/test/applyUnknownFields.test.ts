@@ -7,57 +7,13 @@
 import { assert, layer } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
 import { Effect } from "effect"
-import * as Https from "node:https"
 import { TestApiServer, TestCluster } from "../src/index.js"
 import { decodeObject } from "../src/internal/protobuf/envelope.js"
 import type { KubeObject } from "../src/KubeObject.js"
+import { PROTO, type Reply, request } from "./support/https.js"
 import * as Kubectl from "./support/kubectl.js"
 
-const PROTO = "application/vnd.kubernetes.protobuf"
 const { run: kubectl } = Kubectl.make("testkit-applyunknown-")
-
-interface Reply {
-  readonly status: number
-  readonly contentType: string
-  readonly body: Buffer
-}
-
-const request = (
-  server: TestApiServer.TestApiServer.Service,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: string
-) =>
-  Effect.promise(() =>
-    new Promise<Reply>((resolve, reject) => {
-      const req = Https.request(
-        `${server.url}${path}`,
-        {
-          method,
-          ca: server.certificateAuthority,
-          headers: {
-            authorization: `Bearer ${server.token}`,
-            ...(body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }),
-            ...headers
-          }
-        },
-        (res) => {
-          const chunks: Array<Buffer> = []
-          res.on("data", (c: Buffer) => chunks.push(c))
-          res.on("end", () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              contentType: String(res.headers["content-type"]),
-              body: Buffer.concat(chunks)
-            }))
-        }
-      )
-      req.on("error", reject)
-      if (body !== undefined) req.write(body)
-      req.end()
-    })
-  )
 
 const json = (reply: Reply): Record<string, unknown> => JSON.parse(reply.body.toString("utf8"))
 

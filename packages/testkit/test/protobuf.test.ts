@@ -5,7 +5,6 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Arbitrary, Effect, Schema } from "effect"
-import * as Https from "node:https"
 import { TestApiServer } from "../src/index.js"
 import { decode, encode } from "../src/internal/protobuf/codec.js"
 import {
@@ -18,6 +17,7 @@ import {
   wrap
 } from "../src/internal/protobuf/envelope.js"
 import { type Field, listWrappers, messages } from "../src/internal/protobuf/table.js"
+import { PROTO, request } from "./support/https.js"
 
 type Obj = Record<string, any>
 
@@ -279,59 +279,6 @@ describe("round trip", () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 // HTTP
-
-interface Reply {
-  readonly status: number
-  readonly contentType: string
-  readonly body: Buffer
-}
-
-const request = (
-  server: TestApiServer.TestApiServer.Service,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: Uint8Array | string,
-  untilBytes?: (bytes: Buffer) => boolean
-) =>
-  Effect.promise(() =>
-    new Promise<Reply>((resolve, reject) => {
-      const req = Https.request(
-        `${server.url}${path}`,
-        {
-          method,
-          ca: server.certificateAuthority,
-          headers: {
-            authorization: `Bearer ${server.token}`,
-            ...(body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }),
-            ...headers
-          }
-        },
-        (res) => {
-          const chunks: Array<Buffer> = []
-          const done = () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              contentType: String(res.headers["content-type"]),
-              body: Buffer.concat(chunks)
-            })
-          res.on("data", (c: Buffer) => {
-            chunks.push(c)
-            if (untilBytes?.(Buffer.concat(chunks))) {
-              done()
-              req.destroy()
-            }
-          })
-          res.on("end", done)
-        }
-      )
-      req.on("error", (e) => untilBytes === undefined ? reject(e) : undefined)
-      if (body !== undefined) req.write(body)
-      req.end()
-    })
-  )
-
-const PROTO = "application/vnd.kubernetes.protobuf"
 
 layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("TestApiServer over protobuf", (it) => {
   it.effect("create with a protobuf body and a protobuf answer; get as JSON and as protobuf; list", () =>

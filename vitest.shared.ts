@@ -10,8 +10,8 @@ const packages = path.join(path.dirname(fileURLToPath(import.meta.url)), "packag
  * (`@reconcile/x` → `packages/x/src/index.ts`, `@reconcile/x/M` → `packages/x/src/M.ts`).
  */
 export const sourceAliases = [
-  { find: /^@reconcile\/(workqueue|core|kube|testkit)$/, replacement: path.join(packages, "$1/src/index.ts") },
-  { find: /^@reconcile\/(workqueue|core|kube|testkit)\/(.+)$/, replacement: path.join(packages, "$1/src/$2.ts") }
+  { find: /^@reconcile\/(workqueue|core|kube|testkit|cli)$/, replacement: path.join(packages, "$1/src/index.ts") },
+  { find: /^@reconcile\/(workqueue|core|kube|testkit|cli)\/(.+)$/, replacement: path.join(packages, "$1/src/$2.ts") }
 ]
 
 /**

@@ -7,6 +7,8 @@ export default [
   "packages/core",
   "packages/kube",
   "packages/testkit",
+  "packages/cli",
+  "packages/create-reconcile",
   "examples/config-rollout",
   "examples/external-trigger",
   "examples/webapp",

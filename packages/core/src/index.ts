@@ -31,6 +31,11 @@ export * as LeaderElection from "./LeaderElection.js"
 /**
  * @since 0.1.0
  */
+export * as Logging from "./Logging.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Manager from "./Manager.js"
 
 /**

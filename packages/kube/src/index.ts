@@ -61,6 +61,11 @@ export * as MetadataOnly from "./MetadataOnly.js"
 /**
  * @since 0.1.0
  */
+export * as Operator from "./Operator.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as OwnerReference from "./OwnerReference.js"
 
 /**

@@ -5,7 +5,7 @@
  *
  * | request | response |
  * |---|---|
- * | `GET /metrics` | `200`, `Prometheus.snapshotText`, typed `Prometheus.contentType` (if `metrics`) |
+ * | `GET /metrics` | `200`, `Prometheus.text({ processMetrics })`, typed `Prometheus.contentType` (if `metrics`) |
  * | `GET /healthz` | `200 ok` while `healthy` yields `true` (the default), else `500` |
  * | `GET /readyz` | `200 ok` when `ready` yields `true`, else `503 not ready` |
  * | anything else | `404` |
@@ -39,6 +39,11 @@ export interface Options {
   readonly ready: Effect.Effect<boolean>
   /** Serve `GET /metrics`. Default `true`. */
   readonly metrics?: boolean | undefined
+  /**
+   * Add the process and Node.js metrics of prom-client's default collectors to `/metrics` (see
+   * `Prometheus.text`). Default `true`.
+   */
+  readonly processMetrics?: boolean | undefined
 }
 
 /**

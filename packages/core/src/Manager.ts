@@ -1,6 +1,7 @@
 /**
  * The Manager runs controllers and other runnables, serves `/metrics`
- * (Prometheus), `/healthz` and `/readyz` (ready once every registered
+ * (Prometheus: Effect's metrics and the process and Node.js metrics, see
+ * `Prometheus.text`), `/healthz` and `/readyz` (ready once every registered
  * runnable is ready: every controller's sources synced, and none
  * disconnected for longer than its `sourceDisconnectLimit`), and ends with a
  * typed error as soon as one of them fails — a cache-sync timeout, a failed
@@ -16,6 +17,9 @@
  * import { NodeRuntime } from "@effect/platform-node"
  * import { Layer } from "effect"
  * import { Controller, Manager } from "@reconcile/core"
+ *
+ * declare const webApps: Controller.Config<never, never, never>
+ * declare const configs: Controller.Config<never, never, never>
  *
  * const Main = Layer.mergeAll(Controller.layer(webApps), Controller.layer(configs)).pipe(
  *   Layer.provideMerge(Manager.layer({ metricsPort: 8080, healthPort: 8081 }))
@@ -89,6 +93,12 @@ export declare namespace Manager {
     readonly healthPort?: number | undefined
     /** Interface to bind (default `127.0.0.1`). */
     readonly host?: string | undefined
+    /**
+     * Serve the process and Node.js metrics of prom-client's default collectors (`process_cpu_seconds_total`,
+     * `process_resident_memory_bytes`, `nodejs_heap_size_used_bytes`, `nodejs_eventloop_lag_seconds`, …) on
+     * `/metrics` beside Effect's metrics. Default `true`.
+     */
+    readonly processMetrics?: boolean | undefined
   }
 }
 
@@ -145,6 +155,12 @@ export const launch: <E, R>(app: Layer.Layer<Manager, E, R>) => Effect.Effect<ne
  *
  * @example
  * ```ts
+ * import { NodeRuntime } from "@effect/platform-node"
+ * import type { Layer } from "effect"
+ * import { Manager } from "@reconcile/core"
+ *
+ * declare const Main: Layer.Layer<Manager.Manager>
+ *
  * Manager.launch(Main).pipe(NodeRuntime.runMain({ teardown: Manager.teardown }))
  * ```
  *

@@ -29,6 +29,13 @@
  *   first.
  * - Families are sorted by name and series by labels, so the output is stable.
  *
+ * {@link text} adds the process and Node.js metrics of prom-client's default
+ * collectors (`process_cpu_seconds_total`, `process_resident_memory_bytes`,
+ * `nodejs_heap_size_used_bytes`, `nodejs_eventloop_lag_seconds`,
+ * `nodejs_gc_duration_seconds`, …), sorted among Effect's families; those
+ * names belong to the collectors (an Effect metric of the same name is left
+ * out). This is what the Manager's `/metrics` serves.
+ *
  * Each call builds a fresh prom-client `Registry` from one `Metric.snapshot`:
  * the text is a consistent reading of every metric at one instant, families
  * that appear later need no registration, and concurrent scrapes share no
@@ -108,3 +115,43 @@ export const snapshotText: Effect.Effect<string> = internal.snapshotText
  * @category exposition
  */
 export const format: (snapshots: ReadonlyArray<Metric.Metric.Snapshot>) => Effect.Effect<string> = internal.format
+
+/**
+ * Options of {@link text}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TextOptions {
+  /**
+   * Include prom-client's default collectors: process (CPU, memory, file descriptors, start time) and Node.js (heap,
+   * event loop lag, garbage collection, active handles, version) metrics. Default `true`.
+   */
+  readonly processMetrics?: boolean | undefined
+}
+
+/**
+ * The exposition text of Effect's metrics and, unless turned off, the process
+ * and Node.js metrics of prom-client's default collectors: what the Manager's
+ * `/metrics` serves. The collectors are made on the first call with
+ * `processMetrics` on, once per process (some of them observe the process
+ * from then on: the event loop delay, garbage collection).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Prometheus } from "@reconcile/core"
+ *
+ * Effect.gen(function*() {
+ *   const text = yield* Prometheus.text()
+ *   // # HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
+ *   // # TYPE process_cpu_seconds_total counter
+ *   // process_cpu_seconds_total 0.42
+ *   // …
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category exposition
+ */
+export const text: (options?: TextOptions) => Effect.Effect<string> = internal.text

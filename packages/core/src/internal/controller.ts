@@ -22,6 +22,7 @@ import * as metrics from "./controllerMetrics.js"
 import * as controllerQueue from "./controllerQueue.js"
 import * as controllerSources from "./controllerSources.js"
 import * as debounce from "./debounce.js"
+import * as logging from "./logging.js"
 import * as queueOptions from "./queueOptions.js"
 
 /** @internal */
@@ -170,13 +171,20 @@ export const make = <E, R, RW>(
       }).pipe(Effect.annotateLogs(annotations))
     }
 
-    const retryable = (key: string, message: string, cause: unknown, priority?: number | undefined) =>
+    // Outcome logging (controller-runtime's messages): success and RequeueAfter at debug; Retryable, Terminal and
+    // timeouts at error with the error's message on one line (no stack: they are expected outcomes); a panic at error
+    // with its cause, whose stack the formatter keeps (internal/logging.ts).
+    const retryable = (
+      key: string,
+      log: Effect.Effect<void>,
+      priority?: number | undefined
+    ) =>
       Effect.andThen(
         Effect.sync(() => {
           m.errors.updateUnsafe(1, context)
           m.total.error.updateUnsafe(1, context)
         }),
-        Effect.andThen(Effect.logError(message, cause), keys.retry(key, priority))
+        Effect.andThen(log, keys.retry(key, priority))
       )
 
     const decide = (
@@ -185,7 +193,7 @@ export const make = <E, R, RW>(
     ): Effect.Effect<void> => {
       if (Exit.isSuccess(exit)) {
         m.total.success.updateUnsafe(1, context)
-        return keys.forget(key)
+        return Effect.andThen(Effect.logDebug("Reconcile successful"), keys.forget(key))
       }
       const cause = exit.cause
       const failed = Cause.findErrorOption(cause)
@@ -194,31 +202,50 @@ export const make = <E, R, RW>(
         switch (error._tag) {
           case "RequeueAfter":
             m.total.requeue_after.updateUnsafe(1, context)
-            return Effect.andThen(keys.forget(key), keys.requeueAfter(key, error.after, error.priority))
+            return Effect.andThen(
+              Effect.logDebug("Reconcile done, requeueing after").pipe(
+                Effect.annotateLogs("requeueAfter", Duration.format(error.after))
+              ),
+              Effect.andThen(keys.forget(key), keys.requeueAfter(key, error.after, error.priority))
+            )
           case "Retryable":
-            return retryable(key, "Reconciler error", error, error.priority)
+            return retryable(
+              key,
+              Effect.logError("Reconciler error").pipe(Effect.annotateLogs("error", outcomeText(error))),
+              error.priority
+            )
           case "ReconcileTimeout":
             m.timeouts.updateUnsafe(1, context)
-            return retryable(key, "Reconcile timed out", `reconcileTimeout ${Duration.format(reconcileTimeout!)}`)
+            return retryable(
+              key,
+              Effect.logError("Reconcile timed out").pipe(
+                Effect.annotateLogs("error", `reconcileTimeout ${Duration.format(reconcileTimeout!)} exceeded`)
+              )
+            )
           case "Terminal":
             m.terminalErrors.updateUnsafe(1, context)
             m.errors.updateUnsafe(1, context)
             m.total.error.updateUnsafe(1, context)
             keys.clearRetry(key)
-            return Effect.logError("Terminal reconciler error: no retry until the next change", error)
+            return Effect.logError("Terminal reconciler error: no retry until the next change").pipe(
+              Effect.annotateLogs("error", outcomeText(error))
+            )
         }
       }
       if (Cause.hasInterruptsOnly(cause)) return Effect.void
       // A defect: a throw or Effect.die inside the reconcile.
       m.panics.updateUnsafe(1, context)
+      const defects = Cause.fromReasons<never>(
+        cause.reasons.filter((reason): reason is Cause.Die | Cause.Interrupt => !Cause.isFailReason(reason))
+      )
       if (!recoverPanics) {
         m.total.error.updateUnsafe(1, context)
         return Effect.andThen(
-          Effect.logError("Observed a panic in reconciler", cause),
-          Deferred.failCause(failure, Cause.fromReasons(cause.reasons.filter((reason) => !Cause.isFailReason(reason))))
+          Effect.logError("Observed a panic in reconciler", defects),
+          Deferred.failCause(failure, defects)
         )
       }
-      return retryable(key, "Observed a panic in reconciler", Cause.pretty(cause))
+      return retryable(key, Effect.logError("Observed a panic in reconciler", defects))
     }
 
     // --- workers ----------------------------------------------------------------
@@ -289,6 +316,18 @@ export const make = <E, R, RW>(
     }
     return controller
   })
+
+/**
+ * A `Retryable`'s or `Terminal`'s error on one line: its cause as `_tag: message` (`Logging.formatError`), preceded by
+ * the outcome's own message when that says something else (`could not apply: Conflict: …`).
+ */
+const outcomeText = (outcome: Reconcile.Retryable | Reconcile.Terminal): string => {
+  const inner = outcome.cause === undefined ? undefined : logging.errorText(outcome.cause)
+  const message = outcome.message
+  if (message === undefined || message === "") return inner ?? outcome._tag
+  if (inner === undefined || inner.includes(message)) return inner ?? message
+  return `${message}: ${inner}`
+}
 
 /** Makes the controller and registers it with the Manager, if there is one. @internal */
 export const register = <E, R, RW>(config: Controller.Config<E, R, RW>) =>

@@ -15,10 +15,11 @@ import * as Prometheus from "./prometheus.js"
 const probe = (check: Effect.Effect<boolean>, status: number, body: string) =>
   Effect.map(check, (ok) => ok ? HttpServerResponse.text("ok") : HttpServerResponse.text(body, { status }))
 
-const metrics = Effect.map(
-  Prometheus.snapshotText,
-  (text) => HttpServerResponse.text(text, { contentType: Prometheus.contentType })
-)
+const metrics = (processMetrics: boolean) =>
+  Effect.map(
+    Prometheus.text({ processMetrics }),
+    (text) => HttpServerResponse.text(text, { contentType: Prometheus.contentType })
+  )
 
 /** The routes; any other request is answered `404` by the router. */
 const router = (options: HealthServer.Options) =>
@@ -26,7 +27,12 @@ const router = (options: HealthServer.Options) =>
     const router = yield* HttpRouter.make
     yield* router.add("GET", "/healthz", probe(options.healthy ?? Effect.succeed(true), 500, "not healthy"))
     yield* router.add("GET", "/readyz", probe(options.ready, 503, "not ready"))
-    if (options.metrics !== false) yield* router.add("GET", "/metrics", metrics)
+    if (options.metrics !== false) {
+      const processMetrics = options.processMetrics !== false
+      // The collectors start now, so the first scrape already has the event loop's delay and GC pauses.
+      if (processMetrics) Prometheus.processMetrics()
+      yield* router.add("GET", "/metrics", metrics(processMetrics))
+    }
     return router.asHttpEffect()
   })
 

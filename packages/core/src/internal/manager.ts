@@ -18,13 +18,14 @@ export const make = (
     )
     const host = options.host ?? "127.0.0.1"
     const { healthPort, metricsPort } = options
+    const processMetrics = options.processMetrics !== false
     let metricsAddress: HealthServer.Address | undefined
     let healthAddress: HealthServer.Address | undefined
     if (metricsPort !== undefined && metricsPort === healthPort) {
-      metricsAddress = healthAddress = yield* HealthServer.serve({ host, port: metricsPort, ready })
+      metricsAddress = healthAddress = yield* HealthServer.serve({ host, port: metricsPort, ready, processMetrics })
     } else {
       if (metricsPort !== undefined) {
-        metricsAddress = yield* HealthServer.serve({ host, port: metricsPort, ready })
+        metricsAddress = yield* HealthServer.serve({ host, port: metricsPort, ready, processMetrics })
       }
       if (healthPort !== undefined) {
         healthAddress = yield* HealthServer.serve({ host, port: healthPort, ready, metrics: false })

@@ -24,7 +24,7 @@ interface Sample {
  * metrics by `name` and prints what `get()` returns, including the name.
  */
 interface Collector {
-  /** The registry's key, not the printed name (see {@link format}). */
+  /** The family's name; the registry is given another key (see {@link format}), and prints the name from `get()`. */
   readonly name: string
   readonly get: () => Promise<{
     readonly name: string
@@ -165,27 +165,74 @@ const toFamilies = (snapshots: ReadonlyArray<Metric.Metric.Snapshot>): ReadonlyA
 
 const compare = (a: string, b: string): number => a < b ? -1 : a > b ? 1 : 0
 
-const toCollector = (family: Family, index: number): Collector => {
+const toCollector = (family: Family): Collector => {
   const values = Array.from(family.series.values())
     .sort(compareSeries)
     .flatMap((series) => series.samples)
   const result = { name: family.name, help: family.help, type: family.type, values, aggregator: "sum" as const }
-  return { name: `family ${index}`, get: () => Promise.resolve(result) }
+  return { name: family.name, get: () => Promise.resolve(result) }
+}
+
+/** The families of a prom-client registry (the default collectors'), as collectors of the exposition registry. */
+const registryFamilies = async (registry: PromClient.Registry): Promise<ReadonlyArray<Collector>> => {
+  const metrics = await registry.getMetricsAsJSON()
+  return metrics.map((metric) => {
+    const result = {
+      name: metric.name,
+      help: metric.help,
+      type: metric.type as unknown as PromType,
+      values: metric.values as ReadonlyArray<Sample>,
+      aggregator: "sum" as const
+    }
+    return { name: metric.name, get: () => Promise.resolve(result) }
+  })
+}
+
+let processRegistry: PromClient.Registry | undefined
+
+/**
+ * The registry of prom-client's default collectors (process and Node.js metrics), made once per process: the
+ * collectors measure the process, and some of them (event loop delay, garbage collection) observe it from the moment
+ * they are made. @internal
+ */
+export const processMetrics = (): PromClient.Registry => {
+  if (processRegistry === undefined) {
+    processRegistry = new PromClient.Registry()
+    PromClient.collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
 }
 
 /** @internal */
-export const format = (snapshots: ReadonlyArray<Metric.Metric.Snapshot>): Effect.Effect<string> =>
-  Effect.promise(() => {
+export const format = (
+  snapshots: ReadonlyArray<Metric.Metric.Snapshot>,
+  extra?: PromClient.Registry | undefined
+): Effect.Effect<string> =>
+  Effect.promise(async () => {
     const registry = new PromClient.Registry()
-    toFamilies(snapshots).forEach((family, index) => {
+    const fromRegistry = extra === undefined ? [] : await registryFamilies(extra)
+    // The default collectors keep their names: an Effect metric with one of them is left out (one family per name).
+    const taken = new Set(fromRegistry.map((collector) => collector.name))
+    const collectors: Array<Collector> = [...fromRegistry]
+    for (const family of toFamilies(snapshots)) {
+      if (!taken.has(family.name)) collectors.push(toCollector(family))
+    }
+    collectors.sort((a, b) => compare(a.name, b.name)).forEach((collector, index) => {
       // prom-client types `registerMetric` with its own metric classes; at run time the registry only reads
       // `name` and calls `get()` (lib/registry.js), which is what a Collector provides. The registry keeps
       // metrics in a plain object, so a family named `constructor` or `__proto__` cannot be its key: the key
       // is the family's position (not an array index, so insertion order is kept), the name comes from get().
-      registry.registerMetric(toCollector(family, index) as unknown as PromClient.Metric)
+      registry.registerMetric({ name: `family ${index}`, get: collector.get } as unknown as PromClient.Metric)
     })
     return registry.metrics()
   })
 
 /** @internal */
-export const snapshotText: Effect.Effect<string> = Effect.flatMap(Metric.snapshot, format)
+export const snapshotText: Effect.Effect<string> = Effect.flatMap(Metric.snapshot, (snapshots) => format(snapshots))
+
+/** @internal */
+export const text = (options: { readonly processMetrics?: boolean | undefined } = {}): Effect.Effect<string> =>
+  Effect.flatMap(
+    Metric.snapshot,
+    (snapshots) => format(snapshots, options.processMetrics === false ? undefined : processMetrics())
+  )

@@ -201,7 +201,8 @@ export const make = (
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause)
             ? Effect.failCause(cause)
-            : Effect.logWarning("failed to record an event", Cause.pretty(cause)).pipe(
+            // The cause itself: the logger renders it on one line (`error=`, a defect's stack escaped).
+            : Effect.logWarning("failed to record an event", cause).pipe(
               Effect.annotateLogs({ controller, reason: event.reason, regarding: describe(object) })
             )
         )

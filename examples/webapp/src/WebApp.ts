@@ -41,7 +41,14 @@ export const WebApp = Resource.custom({
   shortNames: ["wa"],
   scope: "Namespaced",
   spec: WebAppSpec,
-  status: WebAppStatus
+  status: WebAppStatus,
+  // `kubectl get webapps`: READY, REPLICAS and (added by Resource.custom) AGE
+  printerColumns: [
+    { name: "Ready", type: "string", jsonPath: `.status.conditions[?(@.type=="Ready")].status` },
+    { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" }
+  ],
+  // `kubectl scale webapp/web --replicas=3` (and a HorizontalPodAutoscaler) write `.spec.replicas`
+  scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.readyReplicas" }
 })
 
 export type WebApp = Resource.Type<typeof WebApp>

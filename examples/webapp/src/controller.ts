@@ -4,7 +4,7 @@
  */
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import { EventRecorder, Finalizer, KubeController, Resource, type Undecodable } from "@reconcile/kube"
-import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Option } from "effect"
 import { applyWebApp, cleanupWebApp, fieldManager, reportUndecodable } from "./reconcile.js"
 import { WebApp } from "./WebApp.js"
 
@@ -61,6 +61,9 @@ export const layer = (options: {
       options.onOutcome === undefined
         ? run(app)
         : Effect.flatMap(Effect.exit(run(app)), (exit) => Effect.andThen(options.onOutcome!(app, exit), exit)),
-    options: { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2 }
-  }).pipe(Layer.provide(EventRecorder.layer({ controller: `${WebApp.group}/${fieldManager}` })))
+    options: { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2 },
+    // beyond `for` and `owns`: the example's "external registry" ConfigMap (`register`, `cleanupWebApp`)
+    rbac: [{ resource: Resource.ConfigMap, verbs: ["create", "patch"] }]
+    // KubeController.provide keeps what the controller declares (for `Manifests`), Layer.provide would not
+  }).pipe(KubeController.provide(EventRecorder.layer({ controller: `${WebApp.group}/${fieldManager}` })))
 }

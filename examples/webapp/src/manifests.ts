@@ -1,42 +1,25 @@
 /**
- * The manifests the operator needs in a real cluster, generated from code:
- * the CRD (from the WebApp Schemas) and a least-privilege ClusterRole for
- * exactly the calls the controller makes.
+ * The manifests the operator needs in a real cluster, generated from code by
+ * `Manifests.generate`: the CRD (from the WebApp Schemas), least-privilege
+ * RBAC (from what the controller declares), the ServiceAccount, the
+ * leader-election Role, the Deployment and its metrics Service.
  */
-import { Resource } from "@reconcile/kube"
-import { stringify } from "yaml"
-import { fieldManager } from "./reconcile.js"
-import { WebApp } from "./WebApp.js"
+import { Manifests } from "@reconcile/kube"
+import { Effect } from "effect"
+import { operator } from "./operator.js"
 
-/** The CustomResourceDefinition, generated from the Schemas. */
-export const crd = () => Resource.crdManifest(WebApp)
+/** The image the generated Deployment runs. */
+export const image = "ghcr.io/reconcile-dev/webapp-operator:0.1.0"
 
-/** The ClusterRole: only what the controller reads and writes. */
-export const clusterRole = () => ({
-  apiVersion: "rbac.authorization.k8s.io/v1",
-  kind: "ClusterRole",
-  metadata: { name: fieldManager },
-  rules: [
-    { apiGroups: [WebApp.group], resources: [WebApp.plural], verbs: ["get", "list", "watch", "patch", "update"] },
-    { apiGroups: [WebApp.group], resources: [`${WebApp.plural}/status`], verbs: ["get", "patch", "update"] },
-    // Setting blockOwnerDeletion on owned objects needs update on the owner's finalizers subresource.
-    { apiGroups: [WebApp.group], resources: [`${WebApp.plural}/finalizers`], verbs: ["update"] },
-    { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "watch", "create", "patch"] },
-    { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "create", "patch"] },
-    // The example's "external registry".
-    { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "patch"] },
-    { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
-    // Leader election when several replicas run.
-    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] }
-  ]
-})
+/** Every object, in `kubectl apply` order. */
+export const objects = () => Effect.runSync(Manifests.generate(operator, { image }))
 
-/** The files under `config/`, as text. */
-export const files = (): Record<string, string> => ({
-  "crd.yaml":
-    "# Generated from examples/webapp/src/WebApp.ts by `npm run generate -w examples/webapp`. Do not edit.\n" +
-    stringify(crd()),
-  "rbac.yaml":
-    "# Generated from examples/webapp/src/manifests.ts by `npm run generate -w examples/webapp`. Do not edit.\n" +
-    stringify(clusterRole())
-})
+/** The ClusterRole's rules. */
+export const rules = () => Manifests.rules(operator)
+
+const header =
+  "# Generated from examples/webapp/src/operator.ts by `npm run generate -w examples/webapp`. Do not edit.\n"
+
+/** The files under `config/`, as text (`kubectl apply --server-side -f examples/webapp/config/`). */
+export const files = (): Record<string, string> =>
+  Object.fromEntries(Object.entries(Manifests.files(objects())).map(([name, text]) => [name, header + text]))

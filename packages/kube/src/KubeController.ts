@@ -33,6 +33,17 @@
  *
  * @example
  * ```ts
+ * import type { Effect } from "effect"
+ * import type { ObjectMeta, Reconcile } from "@reconcile/core"
+ * import { Finalizer, type KubeClient, KubeController, Resource, Undecodable } from "@reconcile/kube"
+ *
+ * // WebApp: a custom resource (Resource.custom)
+ * declare const WebApp: Resource.Resource<Resource.CustomObject<{ readonly image: string }>>
+ * type WebApp = Resource.Type<typeof WebApp>
+ * declare const reconcileWebApp: (app: WebApp) => Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient>
+ * declare const apply: (app: WebApp) => Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient>
+ * declare const cleanup: (app: { readonly metadata: ObjectMeta.ObjectMeta }) => Effect.Effect<void, Reconcile.Outcome>
+ *
  * const WebAppController = KubeController.layer({
  *   name: "webapp",
  *   for: WebApp,
@@ -60,9 +71,11 @@ import type * as Reconcile from "@reconcile/core/Reconcile"
 import type * as Request from "@reconcile/core/Request"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Cache from "./Cache.js"
 import * as internal from "./internal/kubeController.js"
+import type { PolicyRule } from "./Operator.js"
 import type * as Resource from "./Resource.js"
 import type * as Undecodable from "./Undecodable.js"
 
@@ -154,6 +167,59 @@ interface Common<A extends HasMetadata, E, RW> {
   /** A predicate for the events of every source (controller-runtime's `WithEventFilter`). */
   readonly eventFilter?: Predicate<HasMetadata> | undefined
   readonly options?: Controller.Options | undefined
+  /**
+   * What the reconcile reads or writes beyond `for`, `owns` and `watches` (kubebuilder's `+kubebuilder:rbac`
+   * markers): a {@link Permission} on a resource, or a raw `PolicyRule`. `Manifests` grants them in the ClusterRole.
+   */
+  readonly rbac?: ReadonlyArray<Permission | PolicyRule> | undefined
+}
+
+/**
+ * A request verb as Kubernetes authorizes it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection"
+
+/**
+ * A permission the reconcile needs on a resource (or one of its subresources).
+ *
+ * @example
+ * ```ts
+ * import { KubeController, Resource } from "@reconcile/kube"
+ *
+ * // the reconcile creates and patches a ConfigMap it does not own
+ * const registry: KubeController.Permission = { resource: Resource.ConfigMap, verbs: ["create", "patch"] }
+ * ```
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Permission {
+  readonly resource: Resource.Resource<any>
+  /** `status`, `scale`, `finalizers`, … (absent: the resource itself). */
+  readonly subresource?: string | undefined
+  readonly verbs: ReadonlyArray<Verb>
+  /** Restricts the permission to objects of these names. */
+  readonly resourceNames?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * What a controller reads and writes, as {@link layer} records it on the Layer it returns: `Manifests` computes
+ * the operator's RBAC from it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Declaration {
+  readonly name: string
+  readonly for: Resource.Resource<any>
+  readonly owns: ReadonlyArray<Resource.Resource<any>>
+  readonly watches: ReadonlyArray<Resource.Resource<any>>
+  /** The namespace the controller's cache is restricted to (`selection.namespace` of `for`), if any. */
+  readonly namespace: string | undefined
+  readonly rbac: ReadonlyArray<Permission | PolicyRule>
 }
 
 /**
@@ -308,4 +374,66 @@ export const layer: {
   ): Layer.Layer<never, never, Cache.Cache | Exclude<Requirements<RW, F, H>, Scope.Scope>>
 } =
   ((config: Config<any, any, any, any>): Layer.Layer<never, never, any> =>
-    Layer.effectDiscard(internal.register(config))) as any
+    internal.withDeclaration(Layer.effectDiscard(internal.register(config)), internal.declare(config))) as any
+
+/**
+ * The {@link Declaration} a Layer carries: `Some` for a Layer made by {@link layer} (or kept through
+ * {@link provide} / {@link withDeclaration}), `None` for any other value.
+ *
+ * @since 0.2.0
+ * @category getters
+ */
+export const declaration: (layer: unknown) => Option.Option<Declaration> = internal.declaration
+
+/**
+ * Attaches a {@link Declaration} to a Layer (for a controller made otherwise, e.g. with core's `Controller.layer`
+ * over Kubernetes objects), so `Manifests` grants what it touches.
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const withDeclaration: {
+  (declaration: Declaration): <A, E, R>(self: Layer.Layer<A, E, R>) => Layer.Layer<A, E, R>
+  <A, E, R>(self: Layer.Layer<A, E, R>, declaration: Declaration): Layer.Layer<A, E, R>
+} = function() {
+  if (arguments.length === 1) {
+    const d = arguments[0] as Declaration
+    return (self: Layer.Layer<any, any, any>) => internal.withDeclaration(self, d)
+  }
+  return internal.withDeclaration(arguments[0], arguments[1])
+} as any
+
+/**
+ * `Layer.provide` that keeps the controller's {@link Declaration} (a Layer made by `Layer.provide` is a new
+ * value, without it): provide a controller's services with it.
+ *
+ * @example
+ * ```ts
+ * import { EventRecorder, KubeController, Resource } from "@reconcile/kube"
+ * import { Effect } from "effect"
+ *
+ * const Controller = KubeController.layer({
+ *   name: "settings",
+ *   for: Resource.ConfigMap,
+ *   reconcile: (cm) => EventRecorder.record(cm, { type: "Normal", reason: "Seen", action: "Reconcile" })
+ * }).pipe(KubeController.provide(EventRecorder.layer({ controller: "example.com/settings" })))
+ * ```
+ *
+ * @since 0.2.0
+ * @category combinators
+ */
+export const provide: {
+  <RIn, E, ROut>(
+    that: Layer.Layer<ROut, E, RIn>
+  ): <RIn2, E2, ROut2>(self: Layer.Layer<ROut2, E2, RIn2>) => Layer.Layer<ROut2, E | E2, RIn | Exclude<RIn2, ROut>>
+  <RIn2, E2, ROut2, RIn, E, ROut>(
+    self: Layer.Layer<ROut2, E2, RIn2>,
+    that: Layer.Layer<ROut, E, RIn>
+  ): Layer.Layer<ROut2, E | E2, RIn | Exclude<RIn2, ROut>>
+} = function() {
+  if (arguments.length === 1) {
+    const that = arguments[0] as Layer.Layer<any, any, any>
+    return (self: Layer.Layer<any, any, any>) => internal.provide(self, that)
+  }
+  return internal.provide(arguments[0], arguments[1])
+} as any

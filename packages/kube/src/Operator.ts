@@ -5,14 +5,28 @@
  * manifests` turn it into the YAML a cluster needs (CRDs, least-privilege
  * RBAC, ServiceAccount, Deployment).
  *
- * (Contract stub written by the lead; the manifests helper completes it.)
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { KubeController, Manifests, Operator, Resource } from "@reconcile/kube"
+ *
+ * export const operator = Operator.make({
+ *   name: "settings-operator",
+ *   controllers: [
+ *     KubeController.layer({ name: "settings", for: Resource.ConfigMap, reconcile: () => Effect.void })
+ *   ]
+ * })
+ *
+ * const rules = Manifests.rules(operator) // what the ClusterRole grants
+ * ```
  *
  * @since 0.1.0
  */
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
+import * as internal from "./internal/operator.js"
 import type * as Resource from "./Resource.js"
 
-const TypeId = "~@reconcile/kube/Operator" as const
+const TypeId = internal.TypeId
 
 /**
  * One RBAC rule (`rbac.authorization.k8s.io/v1` PolicyRule).
@@ -38,8 +52,11 @@ export interface Operator<E = never, R = never> {
   /** A DNS-1123 label: the field manager, the leader-election Lease, the ServiceAccount, ClusterRole and Deployment. */
   readonly name: string
   /** The custom resources the operator serves: their CRDs are installed on the embedded cluster and generated. */
-  readonly resources: ReadonlyArray<Resource.CustomResource<any, any, any, any>>
-  /** The controllers, each as `KubeController.layer` made it (it carries what the controller reads and writes). */
+  readonly resources: ReadonlyArray<Resource.AnyCustomResource>
+  /**
+   * The controllers, each as `KubeController.layer` made it: it carries what the controller reads and writes
+   * (provide its services with `KubeController.provide`, which keeps that).
+   */
   readonly controllers: ReadonlyArray<Layer.Layer<never, E, R>>
   /** Permissions beyond what the controllers declare. */
   readonly rules: ReadonlyArray<PolicyRule>
@@ -55,7 +72,7 @@ export interface Operator<E = never, R = never> {
  */
 export interface Options<Controllers extends ReadonlyArray<Layer.Layer<never, any, any>>> {
   readonly name: string
-  readonly resources?: ReadonlyArray<Resource.CustomResource<any, any, any, any>> | undefined
+  readonly resources?: ReadonlyArray<Resource.AnyCustomResource> | undefined
   readonly controllers: Controllers
   readonly rules?: ReadonlyArray<PolicyRule> | undefined
 }
@@ -68,14 +85,7 @@ export interface Options<Controllers extends ReadonlyArray<Layer.Layer<never, an
  */
 export const make = <const Controllers extends ReadonlyArray<Layer.Layer<never, any, any>>>(
   options: Options<Controllers>
-): Operator<Layer.Error<Controllers[number]>, Layer.Services<Controllers[number]>> => ({
-  [TypeId]: TypeId,
-  name: options.name,
-  resources: options.resources ?? [],
-  controllers: options.controllers,
-  rules: options.rules ?? [],
-  layer: Layer.mergeAll(...(options.controllers as unknown as [Layer.Layer<never, any, any>]))
-})
+): Operator<Layer.Error<Controllers[number]>, Layer.Services<Controllers[number]>> => internal.make(options) as any
 
 /**
  * Whether a value is an {@link Operator} (how `reconcile manifests` finds one among a module's exports).
@@ -83,5 +93,4 @@ export const make = <const Controllers extends ReadonlyArray<Layer.Layer<never, 
  * @since 0.1.0
  * @category refinements
  */
-export const isOperator = (u: unknown): u is Operator<unknown, unknown> =>
-  typeof u === "object" && u !== null && TypeId in u
+export const isOperator: (u: unknown) => u is Operator<unknown, unknown> = internal.isOperator

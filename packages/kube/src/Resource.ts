@@ -34,7 +34,9 @@
  */
 import type * as k8s from "@kubernetes/client-node"
 import type { ObjectMeta } from "@reconcile/core"
+import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
+import * as EffectResult from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as internal from "./internal/resource.js"
 import type * as KubeError from "./KubeError.js"
@@ -396,7 +398,68 @@ export interface CustomResource<Spec, SpecEncoded, Status = never, StatusEncoded
   readonly categories: ReadonlyArray<string>
   readonly spec: Schema.Codec<Spec, SpecEncoded>
   readonly status: Schema.Codec<Status, StatusEncoded> | undefined
+  /** The CRD version's `additionalPrinterColumns` (an `Age` column is added when none shows the creation time). */
+  readonly printerColumns: ReadonlyArray<PrinterColumn>
+  /** The CRD version's `scale` subresource, if any. */
+  readonly scale: Scale | undefined
+  /** Whether this version is the storage version when several versions of the kind make one CRD. */
+  readonly storage: boolean | undefined
 }
+
+/**
+ * A column of `kubectl get` for a custom resource (a CRD version's `additionalPrinterColumns` entry).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface PrinterColumn {
+  readonly name: string
+  readonly type: "string" | "integer" | "number" | "boolean" | "date"
+  /** A JSONPath into the object, e.g. `.spec.replicas` or `.status.conditions[?(@.type=="Ready")].status`. */
+  readonly jsonPath: string
+  readonly description?: string | undefined
+  /** An OpenAPI format for the type (`int32`, `date-time`, `byte`, …). */
+  readonly format?: string | undefined
+  /** 0 (default): shown by `kubectl get`; more: only with `-o wide`. */
+  readonly priority?: number | undefined
+}
+
+/**
+ * The `scale` subresource of a custom resource (`kubectl scale`, HorizontalPodAutoscaler): where the replicas are.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Scale {
+  /** e.g. `.spec.replicas`. */
+  readonly specReplicasPath: string
+  /** e.g. `.status.replicas`. */
+  readonly statusReplicasPath: string
+  /** e.g. `.status.selector` (a label selector in its string form). */
+  readonly labelSelectorPath?: string | undefined
+}
+
+/**
+ * The `Age` printer column (`.metadata.creationTimestamp`), which Kubernetes shows by itself only for a CRD
+ * without columns.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const AgeColumn: PrinterColumn = {
+  name: "Age",
+  type: "date",
+  jsonPath: ".metadata.creationTimestamp"
+}
+
+/**
+ * Any custom resource descriptor, with a status Schema or without one (a descriptor without one has the status
+ * type `never`, which `CustomResource<any, any, any, any>` does not accept).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type AnyCustomResource = CustomResource<any, any, any, any> | CustomResource<any, any, never, never>
 
 /**
  * Options of {@link custom}.
@@ -417,6 +480,18 @@ export interface CustomOptions<Spec, SpecEncoded, Status, StatusEncoded> {
   readonly spec: Schema.Codec<Spec, SpecEncoded>
   /** With a status Schema the CRD declares the `status` subresource. */
   readonly status?: Schema.Codec<Status, StatusEncoded> | undefined
+  /**
+   * Columns of `kubectl get` (`additionalPrinterColumns`). With explicit columns Kubernetes no longer adds `AGE`
+   * by itself: {@link AgeColumn} is appended unless a column already shows `.metadata.creationTimestamp`.
+   */
+  readonly printerColumns?: ReadonlyArray<PrinterColumn> | undefined
+  /** Declares the `scale` subresource. */
+  readonly scale?: Scale | undefined
+  /**
+   * When several versions of one kind make one CRD (`Manifests.generate`, {@link crdManifests}): `true` on
+   * exactly one of them, the version objects are stored in. Alone, a version is always the storage version.
+   */
+  readonly storage?: boolean | undefined
 }
 
 /**
@@ -469,3 +544,41 @@ export const isCustom = <A extends ObjectMeta.HasMetadata>(
 export const crdManifest: <Spec, SpecEncoded, Status, StatusEncoded>(
   resource: CustomResource<Spec, SpecEncoded, Status, StatusEncoded>
 ) => CustomResourceDefinition = internal.crdManifest
+
+/**
+ * The CustomResourceDefinitions of custom resources, one per kind (group and plural): several
+ * {@link custom} descriptors of one kind with different versions make one CRD serving them all, stored in the one
+ * marked `storage: true`. Fails with a `CrdConflict` when descriptors of one kind disagree on scope or names,
+ * repeat a version, or do not mark exactly one storage version.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Resource } from "@reconcile/kube"
+ *
+ * const common = { group: "example.com", kind: "Greeting", plural: "greetings", scope: "Namespaced" } as const
+ * const V1 = Resource.custom({ ...common, version: "v1", spec: Schema.Struct({ text: Schema.String }) })
+ * const V2 = Resource.custom({ ...common, version: "v2", storage: true, spec: Schema.Struct({ text: Schema.String }) })
+ *
+ * const crds = Resource.crdManifests([V1, V2]) // Result: one CRD serving v1 and v2, storing v2
+ * ```
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const crdManifests: (
+  resources: ReadonlyArray<AnyCustomResource>
+) => EffectResult.Result<Array<CustomResourceDefinition>, CrdConflict> = (resources) =>
+  EffectResult.mapError(internal.crdManifests(resources), (conflict) => new CrdConflict(conflict))
+
+/**
+ * Custom resource descriptors that cannot make one CustomResourceDefinition (see {@link crdManifests}).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class CrdConflict extends Data.TaggedError("CrdConflict")<{
+  /** `<plural>.<group>`. */
+  readonly crd: string
+  readonly message: string
+}> {}

@@ -54,6 +54,11 @@ export * as KubeError from "./KubeError.js"
 export * as LeaseLeaderElection from "./LeaseLeaderElection.js"
 
 /**
+ * @since 0.2.0
+ */
+export * as Manifests from "./Manifests.js"
+
+/**
  * @since 0.1.0
  */
 export * as MetadataOnly from "./MetadataOnly.js"

@@ -4,6 +4,7 @@ import { Manager } from "@reconcile/core/Manager"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Predicate } from "@reconcile/core/Predicates"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Cache from "../Cache.js"
 import type * as KubeController from "../KubeController.js"
@@ -97,3 +98,44 @@ export const register = <A extends HasMetadata, E, R, RW>(config: KubeController
       yield* manager.value.register({ name: controller.name, ready: controller.ready, await: controller.await })
     }
   })
+
+const DeclarationId = Symbol.for("@reconcile/kube/KubeController/Declaration")
+
+/** @internal */
+export const declare = <A extends HasMetadata, E, R, RW>(
+  config: KubeController.Config<A, E, R, RW>
+): KubeController.Declaration => ({
+  name: config.name,
+  for: config.for,
+  owns: (config.owns ?? []).map((entry) => isOwns(entry) ? entry.resource : entry),
+  watches: (config.watches ?? []).map((w) => w.resource),
+  namespace: config.selection?.namespace,
+  rbac: config.rbac ?? []
+})
+
+/** @internal */
+export const withDeclaration = <A, E, R>(
+  layer: Layer.Layer<A, E, R>,
+  declaration: KubeController.Declaration
+): Layer.Layer<A, E, R> => {
+  // a Layer is a plain object: the declaration rides on a copy, the original stays as it was
+  const copy = Object.create(Object.getPrototypeOf(layer), Object.getOwnPropertyDescriptors(layer))
+  Object.defineProperty(copy, DeclarationId, { value: declaration, enumerable: false })
+  return copy
+}
+
+/** @internal */
+export const declaration = (u: unknown): Option.Option<KubeController.Declaration> =>
+  typeof u === "object" && u !== null && DeclarationId in u
+    ? Option.some((u as { readonly [DeclarationId]: KubeController.Declaration })[DeclarationId])
+    : Option.none()
+
+/** @internal */
+export const provide = (
+  self: Layer.Layer<any, any, any>,
+  that: Layer.Layer<any, any, any>
+): Layer.Layer<any, any, any> => {
+  const provided = Layer.provide(self, that)
+  const d = declaration(self)
+  return Option.isSome(d) ? withDeclaration(provided, d.value) : provided
+}

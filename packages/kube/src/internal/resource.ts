@@ -204,6 +204,9 @@ export const custom = <Spec, SpecEncoded, Status = never, StatusEncoded = never>
     categories: options.categories ?? [],
     spec: options.spec,
     status: options.status,
+    printerColumns: withAge(options.printerColumns),
+    scale: options.scale,
+    storage: options.storage,
     decode,
     encode
   }
@@ -217,10 +220,27 @@ export const isCustom = (u: unknown): u is Resource.CustomResource<unknown, unkn
 /** @internal */
 export const openApiSchema = (schema: Schema.Top): Json => openapi.openApiSchema(schema)
 
-/** @internal */
-export const crdManifest = <Spec, SpecEncoded, Status, StatusEncoded>(
-  resource: Resource.CustomResource<Spec, SpecEncoded, Status, StatusEncoded>
-): Resource.CustomResourceDefinition => {
+const ageColumn: Resource.PrinterColumn = { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }
+
+/** Explicit columns with `Age` appended unless one shows the creation time (Kubernetes adds it only without any). */
+const withAge = (columns: ReadonlyArray<Resource.PrinterColumn> | undefined): ReadonlyArray<Resource.PrinterColumn> =>
+  columns === undefined || columns.length === 0 ?
+    [] :
+    columns.some((c) => c.jsonPath.trim() === ".metadata.creationTimestamp") ?
+    columns :
+    [...columns, ageColumn]
+
+const printerColumn = (c: Resource.PrinterColumn): Json => ({
+  name: c.name,
+  type: c.type,
+  jsonPath: c.jsonPath,
+  ...(c.description === undefined ? {} : { description: c.description }),
+  ...(c.format === undefined ? {} : { format: c.format }),
+  ...(c.priority === undefined ? {} : { priority: c.priority })
+})
+
+/** One `spec.versions[]` entry of a custom resource's CRD. */
+const crdVersion = (resource: Resource.AnyCustomResource, storage: boolean): Json => {
   const properties: Json = {
     apiVersion: { type: "string" },
     kind: { type: "string" },
@@ -228,6 +248,29 @@ export const crdManifest = <Spec, SpecEncoded, Status, StatusEncoded>(
     spec: openApiSchema(resource.spec)
   }
   if (resource.status !== undefined) properties.status = openApiSchema(resource.status)
+  const version: Json = {
+    name: resource.version,
+    served: true,
+    storage,
+    schema: { openAPIV3Schema: { type: "object", properties, required: ["spec"] } }
+  }
+  const subresources: Json = {}
+  if (resource.status !== undefined) subresources.status = {}
+  if (resource.scale !== undefined) {
+    subresources.scale = {
+      specReplicasPath: resource.scale.specReplicasPath,
+      statusReplicasPath: resource.scale.statusReplicasPath,
+      ...(resource.scale.labelSelectorPath === undefined ? {} : { labelSelectorPath: resource.scale.labelSelectorPath })
+    }
+  }
+  if (Object.keys(subresources).length > 0) version.subresources = subresources
+  // `printerColumns` is absent on descriptors made before it existed (or by hand): read it defensively
+  const columns = resource.printerColumns ?? []
+  if (columns.length > 0) version.additionalPrinterColumns = columns.map(printerColumn)
+  return version
+}
+
+const crdNames = (resource: Resource.AnyCustomResource): Json => {
   const names: Json = {
     kind: resource.kind,
     listKind: `${resource.kind}List`,
@@ -236,17 +279,93 @@ export const crdManifest = <Spec, SpecEncoded, Status, StatusEncoded>(
   }
   if (resource.shortNames.length > 0) names.shortNames = [...resource.shortNames]
   if (resource.categories.length > 0) names.categories = [...resource.categories]
-  const version: Json = {
-    name: resource.version,
-    served: true,
-    storage: true,
-    schema: { openAPIV3Schema: { type: "object", properties, required: ["spec"] } }
-  }
-  if (resource.status !== undefined) version.subresources = { status: {} }
-  return {
+  return names
+}
+
+const crd = (
+  resource: Resource.AnyCustomResource,
+  versions: ReadonlyArray<Json>
+): Resource.CustomResourceDefinition =>
+  ({
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
     metadata: { name: `${resource.plural}.${resource.group}` },
-    spec: { group: resource.group, scope: resource.scope, names, versions: [version] }
-  } as unknown as Resource.CustomResourceDefinition
+    spec: { group: resource.group, scope: resource.scope, names: crdNames(resource), versions: [...versions] }
+  }) as unknown as Resource.CustomResourceDefinition
+
+/** @internal */
+export const crdManifest = <Spec, SpecEncoded, Status, StatusEncoded>(
+  resource: Resource.CustomResource<Spec, SpecEncoded, Status, StatusEncoded>
+): Resource.CustomResourceDefinition => crd(resource, [crdVersion(resource, true)])
+
+/** What makes custom resource descriptors of one kind unable to share a CRD. */
+export interface CrdConflictFields {
+  readonly crd: string
+  readonly message: string
+}
+
+/** Kubernetes orders served versions by this priority (GA > beta > alpha, higher numbers first, then by name). */
+const versionRank = (v: string): readonly [number, number, number, string] => {
+  const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v)
+  if (m === null) return [3, 0, 0, v]
+  const level = m[2] === undefined ? 0 : m[2] === "beta" ? 1 : 2
+  return [level, -Number(m[1]), -Number(m[3] ?? 0), v]
+}
+
+const compareVersions = (a: string, b: string): number => {
+  const x = versionRank(a)
+  const y = versionRank(b)
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number)
+  return x[3] < y[3] ? -1 : x[3] > y[3] ? 1 : 0
+}
+
+/** @internal */
+export const crdManifests = (
+  resources: ReadonlyArray<Resource.AnyCustomResource>
+): Result.Result<Array<Resource.CustomResourceDefinition>, CrdConflictFields> => {
+  const groups = new Map<string, Array<Resource.AnyCustomResource>>()
+  for (const r of resources) {
+    const key = `${r.plural}.${r.group}`
+    const list = groups.get(key)
+    if (list === undefined) groups.set(key, [r])
+    else if (!list.includes(r)) list.push(r)
+  }
+  const out: Array<Resource.CustomResourceDefinition> = []
+  for (const [name, list] of [...groups].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) {
+    const fail = (message: string) => Result.fail({ crd: name, message: `CRD ${name}: ${message}` })
+    const first = list[0]!
+    const names = JSON.stringify(crdNames(first))
+    for (const r of list.slice(1)) {
+      if (r.scope !== first.scope) {
+        return fail(`version ${r.version} is ${r.scope} but version ${first.version} is ${first.scope}`)
+      }
+      if (JSON.stringify(crdNames(r)) !== names) {
+        return fail(
+          `versions ${first.version} and ${r.version} disagree on names (kind, singular, shortNames, categories): ` +
+            `${names} vs ${JSON.stringify(crdNames(r))}`
+        )
+      }
+    }
+    const byVersion = new Map<string, Resource.AnyCustomResource>()
+    for (const r of list) {
+      if (byVersion.has(r.version)) {
+        return fail(`two different descriptors for version ${r.version}: list each version once`)
+      }
+      byVersion.set(r.version, r)
+    }
+    const stored = list.filter((r) => r.storage === true)
+    if (list.length > 1 && stored.length !== 1) {
+      return fail(
+        stored.length === 0
+          ? `several versions (${list.map((r) => r.version).join(", ")}) and none is the storage version: ` +
+            "set `storage: true` on one of them"
+          : `${stored.length} versions (${stored.map((r) => r.version).join(", ")}) say \`storage: true\`: ` +
+            "keep it on one"
+      )
+    }
+    const storage = list.length === 1 ? first : stored[0]!
+    const versions = [...list].sort((a, b) => compareVersions(a.version, b.version))
+    out.push(crd(storage, versions.map((r) => crdVersion(r, r === storage))))
+  }
+  return Result.succeed(out)
 }

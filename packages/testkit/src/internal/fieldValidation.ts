@@ -173,7 +173,16 @@ export const checkApply = (rt: ResourceType, config: unknown): void => {
 }
 
 const isBuiltinGroup = (group: string): boolean =>
-  ["", "apps", "coordination.k8s.io", "events.k8s.io", "apiextensions.k8s.io", "authorization.k8s.io"].includes(group)
+  [
+    "",
+    "apps",
+    "coordination.k8s.io",
+    "events.k8s.io",
+    "apiextensions.k8s.io",
+    "authorization.k8s.io",
+    "rbac.authorization.k8s.io"
+  ]
+    .includes(group)
 
 const strictMessage = (paths: ReadonlyArray<string>): string =>
   `strict decoding error: ${paths.map((p) => `unknown field ${JSON.stringify(p)}`).join(", ")}`

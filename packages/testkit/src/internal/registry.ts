@@ -137,7 +137,25 @@ export const builtins: ReadonlyArray<ResourceType> = [
     scale: true,
     listKeys: podSpecKeys("spec.template.spec")
   }),
+  builtin({
+    group: "",
+    version: "v1",
+    plural: "serviceaccounts",
+    kind: "ServiceAccount",
+    namespaced: true,
+    shortNames: ["sa"]
+  }),
   builtin({ group: "coordination.k8s.io", version: "v1", plural: "leases", kind: "Lease", namespaced: true }),
+  // RBAC objects are stored and served (what `kubectl apply` of an operator's manifests needs); nothing enforces them
+  ...(["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"] as const).map((kind) =>
+    builtin({
+      group: "rbac.authorization.k8s.io",
+      version: "v1",
+      plural: `${kind.toLowerCase()}s`,
+      kind,
+      namespaced: !kind.startsWith("Cluster")
+    })
+  ),
   builtin({
     group: "events.k8s.io",
     version: "v1",

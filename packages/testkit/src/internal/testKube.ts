@@ -27,7 +27,14 @@ const metaOf = (u: unknown): Json => isRecord(u) && isRecord(u.metadata) ? u.met
 const nonEmpty = (u: unknown): string | undefined => typeof u === "string" && u !== "" ? u : undefined
 
 /** The group names the HTTP server treats as built-in (strategic merge patch is refused for the others). */
-const builtinGroups = new Set(["", "apps", "coordination.k8s.io", "events.k8s.io", "apiextensions.k8s.io"])
+const builtinGroups = new Set([
+  "",
+  "apps",
+  "coordination.k8s.io",
+  "events.k8s.io",
+  "apiextensions.k8s.io",
+  "rbac.authorization.k8s.io"
+])
 
 /** The line `TestApiServer` writes on a garbled watch, parsed by the same parser. */
 const garbledLine = "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\u0000garbled"

@@ -158,7 +158,9 @@ interface Route {
 }
 
 const isBuiltin = (rt: ResourceType): boolean =>
-  ["", "apps", "coordination.k8s.io", "events.k8s.io", "apiextensions.k8s.io"].includes(rt.group)
+  ["", "apps", "coordination.k8s.io", "events.k8s.io", "apiextensions.k8s.io", "rbac.authorization.k8s.io"].includes(
+    rt.group
+  )
 
 export const start = (core: Core, options: ServerOptions): Promise<RunningServer> => {
   const waitMs = options.resourceVersionWaitMs ?? Freshness.defaultWaitMillis

@@ -115,7 +115,8 @@ const quantityProperties = new Set([
 const capitalize = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1)
 
 /** The client-node class-name prefix of an API group (`""` → `Core`, `events.k8s.io` → `Events`). */
-const groupPrefix = (group: string): string => group === "" ? "Core" : capitalize(group.split(".")[0]!)
+const groupPrefix = (group: string): string =>
+  group === "" ? "Core" : group === "rbac.authorization.k8s.io" ? "RbacAuthorization" : capitalize(group.split(".")[0]!)
 
 /** The definition-name package of an API group (`io.k8s.api.apps`, …). */
 const groupPackage = (group: string): string => {

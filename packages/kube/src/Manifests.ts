@@ -1,0 +1,132 @@
+/**
+ * The manifests an operator needs in a cluster, computed from its code: the
+ * CustomResourceDefinitions of its custom resources (every served version,
+ * printer columns, status and scale subresources, validation from the
+ * Schemas), least-privilege RBAC from what each controller declares, and the
+ * workload that runs it (Namespace, ServiceAccount, Deployment with probes,
+ * leader election and a metrics port, metrics Service).
+ *
+ * RBAC ({@link rules}): for each controller made by `KubeController.layer`,
+ *
+ * - its `for` kind: `get`, `list`, `watch` and `patch` (the cache, `Finalizer`,
+ *   `Apply`); its `status` subresource: `patch` (`Status`, `Conditions`) when
+ *   it is a custom resource with a status Schema; its `finalizers`
+ *   subresource: `update` when the controller owns kinds (an owner reference
+ *   with `blockOwnerDeletion` needs it);
+ * - each `owns` kind: `get`, `list`, `watch`, `create` and `patch` (server-side
+ *   apply creates with `patch`, which Kubernetes authorizes as `create` too);
+ * - each `watches` kind: `get`, `list`, `watch`;
+ * - `events.k8s.io` events: `create` and `patch` (`EventRecorder`);
+ * - the controller's `rbac` entries and the operator's `rules`.
+ *
+ * Rules are merged (one verb list per resource) and sorted, so the output is
+ * the same for the same code. Leader election's Lease permissions go in a Role
+ * in the operator's namespace.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { KubeController, Manifests, Operator, Resource } from "@reconcile/kube"
+ *
+ * const operator = Operator.make({
+ *   name: "settings-operator",
+ *   controllers: [
+ *     KubeController.layer({ name: "settings", for: Resource.ConfigMap, reconcile: () => Effect.void })
+ *   ]
+ * })
+ *
+ * const yaml = Manifests.generate(operator, { image: "ghcr.io/example/settings-operator:1.0.0" }).pipe(
+ *   Effect.map(Manifests.toYaml)
+ * ) // Effect<string, ManifestsError>
+ * ```
+ *
+ * @since 0.2.0
+ */
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import * as internal from "./internal/manifests.js"
+import type * as Operator from "./Operator.js"
+
+/**
+ * Options of {@link generate}.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options {
+  /** The namespace the operator runs in (default `<name>-system`); the Namespace object is generated. */
+  readonly namespace?: string | undefined
+  /** The container image (default `<name>:latest`). */
+  readonly image?: string | undefined
+  /** Replicas of the Deployment (default 1; more than 1 needs leader election). */
+  readonly replicas?: number | undefined
+  /** Whether the Deployment runs with `--leader-elect` (and the Lease Role is generated); default `true`. */
+  readonly leaderElection?: boolean | undefined
+  /** The `/metrics` port (default 8080). */
+  readonly metricsPort?: number | undefined
+  /** The `/healthz` and `/readyz` port (default 8081). */
+  readonly healthPort?: number | undefined
+}
+
+/**
+ * Why manifests cannot be generated: an invalid name, namespace, image or option, custom resources that cannot make
+ * one CRD, or a controller whose permissions are unknown. The message says what is wrong and what to do.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ManifestsError extends Data.TaggedError("ManifestsError")<{
+  readonly reason:
+    | "InvalidName"
+    | "InvalidNamespace"
+    | "InvalidImage"
+    | "InvalidOption"
+    | "CrdConflict"
+    | "UndeclaredController"
+  readonly message: string
+}> {}
+
+/**
+ * The operator's manifests, in the order `kubectl apply` needs them: the Namespace, the CRDs, the ServiceAccount,
+ * the ClusterRole and its binding, the leader-election Role and its binding, the Deployment and the metrics
+ * Service.
+ *
+ * The Deployment runs `image` with `--in-cluster --leader-elect --metrics-port=8080 --health-port=8081
+ * --log-format=json` (`@reconcile/cli`'s main job), as a non-root user with a read-only root filesystem (an
+ * `emptyDir` on `/tmp`), without privilege escalation or capabilities, with resource requests and limits,
+ * liveness on `/healthz` and readiness on `/readyz`, and `POD_NAMESPACE` from the downward API.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const generate: (
+  operator: Operator.Operator<any, any>,
+  options?: Options
+) => Effect.Effect<ReadonlyArray<Record<string, unknown>>, ManifestsError> = (operator, options) =>
+  internal.generate(operator, options ?? {}, (fields) => new ManifestsError(fields))
+
+/**
+ * The ClusterRole rules of an operator (see the module documentation): merged, sorted, least privilege.
+ *
+ * @since 0.2.0
+ * @category getters
+ */
+export const rules: (operator: Operator.Operator<any, any>) => ReadonlyArray<Operator.PolicyRule> = internal.rules
+
+/**
+ * Objects as one multi-document YAML text (`---` between documents), for `kubectl apply --server-side -f`.
+ *
+ * @since 0.2.0
+ * @category formatting
+ */
+export const toYaml: (objects: ReadonlyArray<object>) => string = internal.toYaml
+
+/**
+ * Objects split into files for a `config/` directory, named so that `kubectl apply -f config/` (which reads them
+ * in name order) creates what others need first: `crd.yaml`, `namespace.yaml`, `rbac.yaml`, `workload.yaml` (only
+ * the files that have objects). The values are YAML texts as {@link toYaml} writes them.
+ *
+ * @since 0.2.0
+ * @category formatting
+ */
+export const files: (objects: ReadonlyArray<object>) => Record<string, string> = internal.files

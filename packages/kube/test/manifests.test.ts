@@ -1,0 +1,454 @@
+/**
+ * `Manifests`: RBAC from what controllers declare, the generated objects and their validation, multi-version
+ * CRDs, and the real kubectl applying the whole output (`kubectl apply --server-side -f -`) to a TestApiServer
+ * and printing a custom resource's printer columns (`kubectl get`).
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { TestApiServer } from "@reconcile/testkit"
+import { Arbitrary, Effect, Exit, Layer, Result, Schema } from "effect"
+import { execFile } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { parseAllDocuments } from "yaml"
+import * as EventRecorder from "../src/EventRecorder.js"
+import * as KubeController from "../src/KubeController.js"
+import * as Manifests from "../src/Manifests.js"
+import * as MetadataOnly from "../src/MetadataOnly.js"
+import * as Operator from "../src/Operator.js"
+import * as Resource from "../src/Resource.js"
+
+const common = {
+  group: "example.com",
+  kind: "Greeting",
+  plural: "greetings",
+  scope: "Namespaced",
+  shortNames: ["gr"]
+} as const
+
+const GreetingV1 = Resource.custom({
+  ...common,
+  version: "v1",
+  spec: Schema.Struct({ text: Schema.String }),
+  status: Schema.Struct({ ready: Schema.optional(Schema.Boolean) })
+})
+
+const GreetingV2 = Resource.custom({
+  ...common,
+  version: "v2",
+  storage: true,
+  spec: Schema.Struct({ text: Schema.String, replicas: Schema.Int }),
+  status: Schema.Struct({ ready: Schema.optional(Schema.Boolean), replicas: Schema.optional(Schema.Int) }),
+  printerColumns: [
+    { name: "Text", type: "string", jsonPath: ".spec.text" },
+    { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
+    { name: "Ready", type: "boolean", jsonPath: ".status.ready" }
+  ],
+  scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" }
+})
+
+const GreetingController = KubeController.layer({
+  name: "greeting",
+  for: GreetingV2,
+  owns: [Resource.ConfigMap, MetadataOnly.make(Resource.Deployment)],
+  watches: [KubeController.watches({ resource: Resource.Secret, map: () => Effect.succeed([]) })],
+  reconcile: () => Effect.void,
+  rbac: [
+    { resource: Resource.ConfigMap, verbs: ["delete"] },
+    { resource: Resource.Pod, subresource: "log", verbs: ["get"] },
+    { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["get"], resourceNames: ["default"] }
+  ]
+}).pipe(KubeController.provide(EventRecorder.layer({ controller: "example.com/greeting" })))
+
+const NamespaceController = KubeController.layer({
+  name: "namespaces",
+  for: Resource.Namespace,
+  reconcile: () => Effect.void
+})
+
+const operator = Operator.make({
+  name: "greeting-operator",
+  resources: [GreetingV1, GreetingV2],
+  controllers: [GreetingController, NamespaceController],
+  rules: [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list"] }]
+})
+
+const generate = (o: Operator.Operator<any, any>, options?: Manifests.Options) =>
+  Effect.runSync(Effect.exit(Manifests.generate(o, options)))
+
+const objectsOf = (o: Operator.Operator<any, any>, options?: Manifests.Options) => {
+  const exit = generate(o, options)
+  assert.isTrue(Exit.isSuccess(exit), String(exit))
+  return (exit as Exit.Success<ReadonlyArray<Record<string, any>>>).value
+}
+
+/** The ManifestsError of a generate that must fail (a success throws). */
+const errorOf = (o: Operator.Operator<any, any>, options?: Manifests.Options): Manifests.ManifestsError =>
+  Effect.runSync(Effect.flip(Manifests.generate(o, options)))
+
+describe("KubeController declarations", () => {
+  it("a controller Layer carries what it declares, and KubeController.provide keeps it", () => {
+    const d = KubeController.declaration(GreetingController)
+    assert.isTrue(d._tag === "Some")
+    if (d._tag !== "Some") return
+    assert.strictEqual(d.value.name, "greeting")
+    assert.strictEqual(d.value.for, GreetingV2)
+    assert.deepStrictEqual(d.value.owns.map((r) => r.plural), ["configmaps", "deployments"])
+    assert.deepStrictEqual(d.value.watches, [Resource.Secret])
+    assert.strictEqual(d.value.rbac.length, 3)
+  })
+
+  it("Layer.provide makes a Layer without the declaration: generate says how to keep it", () => {
+    const plain = KubeController.layer({ name: "cm", for: Resource.ConfigMap, reconcile: () => Effect.void }).pipe(
+      Layer.provide(EventRecorder.layer({ controller: "example.com/cm" }))
+    )
+    assert.strictEqual(KubeController.declaration(plain)._tag, "None")
+    const error = errorOf(Operator.make({ name: "cm-operator", controllers: [plain] }))
+    assert.strictEqual(error.reason, "UndeclaredController")
+    assert.match(error.message, /controller #1 .* KubeController\.provide/)
+    // withDeclaration attaches one
+    const declared = KubeController.withDeclaration(plain, {
+      name: "cm",
+      for: Resource.ConfigMap,
+      owns: [],
+      watches: [],
+      namespace: undefined,
+      rbac: []
+    })
+    assert.deepStrictEqual(Manifests.rules(Operator.make({ name: "cm-operator", controllers: [declared] }))[0], {
+      apiGroups: [""],
+      resources: ["configmaps"],
+      verbs: ["get", "list", "watch", "patch"]
+    })
+  })
+})
+
+describe("Manifests.rules", () => {
+  it("least privilege from for / owns / watches / rbac / operator rules, merged and sorted", () => {
+    assert.deepStrictEqual(Manifests.rules(operator), [
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
+      { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch", "patch"] },
+      { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
+      { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [""], resources: ["serviceaccounts"], resourceNames: ["default"], verbs: ["get"] },
+      { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list", "watch", "create", "patch"] },
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list"] },
+      { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+      { apiGroups: ["example.com"], resources: ["greetings"], verbs: ["get", "list", "watch", "patch"] },
+      { apiGroups: ["example.com"], resources: ["greetings/finalizers"], verbs: ["update"] },
+      { apiGroups: ["example.com"], resources: ["greetings/status"], verbs: ["patch"] }
+    ])
+  })
+
+  it.prop(
+    "the rules do not depend on the order of controllers or of their entries, and never hold a wildcard",
+    [Arbitrary.array(Arbitrary.schema(Schema.Literals([0, 1, 2, 3, 4, 5])), { maxLength: 8 })],
+    ([drawn]) => {
+      const picked = [...new Set([0, ...drawn])]
+      const all = [Resource.ConfigMap, Resource.Secret, Resource.Service, Resource.Deployment, Resource.Pod, GreetingV1]
+      const chosen = picked.map((i) => all[i]!)
+      const controllers = (resources: ReadonlyArray<Resource.Resource<any>>) =>
+        resources.map((r, i) =>
+          KubeController.layer({
+            name: `c${i}`,
+            for: r,
+            // what a controller owns depends on its resource alone, not on the order
+            owns: all.slice(all.indexOf(r) + 1, all.indexOf(r) + 3),
+            reconcile: () => Effect.void
+          })
+        )
+      const forward = Manifests.rules(Operator.make({ name: "p", controllers: controllers(chosen) }))
+      const backward = Manifests.rules(Operator.make({ name: "p", controllers: controllers([...chosen].reverse()) }))
+      const flat = (rules: ReadonlyArray<Operator.PolicyRule>) =>
+        new Set(rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${r.apiGroups[0]} ${res} ${v}`))))
+      assert.deepStrictEqual(flat(forward), flat(backward))
+      for (const rule of forward) {
+        assert.notInclude(rule.verbs, "*")
+        assert.notInclude(rule.resources, "*")
+        assert.notInclude(rule.apiGroups, "*")
+      }
+    }
+  )
+})
+
+describe("Manifests.rules merging", () => {
+  const resources = [Resource.ConfigMap, Resource.Secret, Resource.Deployment, Resource.Lease, GreetingV1]
+  const verbs = ["get", "list", "watch", "create", "update", "patch", "delete"] as const
+  const Entry = Schema.Struct({
+    resource: Schema.Literals([0, 1, 2, 3, 4]),
+    subresource: Schema.Literals(["", "status", "scale"]),
+    verbs: Schema.Array(Schema.Literals(verbs))
+  })
+
+  it.prop(
+    "the merged rules allow exactly what the entries ask for: nothing lost, nothing added, one rule per verb set",
+    [Arbitrary.array(Arbitrary.schema(Entry), { maxLength: 12 })],
+    ([entries]) => {
+      const permissions = entries.map((e) => ({
+        resource: resources[e.resource]!,
+        ...(e.subresource === "" ? {} : { subresource: e.subresource }),
+        verbs: e.verbs
+      }))
+      const base = KubeController.layer({ name: "c", for: Resource.Namespace, reconcile: () => Effect.void })
+      const withRbac = KubeController.layer({
+        name: "c",
+        for: Resource.Namespace,
+        reconcile: () => Effect.void,
+        rbac: permissions
+      })
+      const flat = (rules: ReadonlyArray<Operator.PolicyRule>) =>
+        rules.flatMap((r) =>
+          r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g} ${res} ${v}`)))
+        )
+      const expected = new Set([
+        ...flat(Manifests.rules(Operator.make({ name: "p", controllers: [base] }))),
+        ...permissions.flatMap((p) =>
+          p.verbs.map((v) =>
+            `${p.resource.group} ${p.resource.plural}${"subresource" in p ? `/${p.subresource}` : ""} ${v}`
+          )
+        )
+      ])
+      const rules = Manifests.rules(Operator.make({ name: "p", controllers: [withRbac] }))
+      const got = flat(rules)
+      for (const rule of rules) {
+        assert.isAbove(rule.verbs.length, 0, "a rule without verbs is invalid")
+        assert.isAbove(rule.resources.length, 0)
+      }
+      assert.strictEqual(got.length, new Set(got).size, "no (group, resource, verb) twice")
+      assert.deepStrictEqual(new Set(got), expected)
+      const verbSets = rules.map((r) => `${r.apiGroups[0]} ${r.verbs.join(",")}`)
+      assert.strictEqual(verbSets.length, new Set(verbSets).size, "resources with equal verbs share a rule")
+      assert.deepStrictEqual(rules, Manifests.rules(Operator.make({ name: "p", controllers: [withRbac] })))
+    }
+  )
+})
+
+describe("Manifests.generate", () => {
+  it("the objects, in apply order, with the main job's flags and a hardened Deployment", () => {
+    const objects = objectsOf(operator, { image: "ghcr.io/example/greeting-operator:1.2.3" })
+    assert.deepStrictEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`), [
+      "Namespace/greeting-operator-system",
+      "CustomResourceDefinition/greetings.example.com",
+      "ServiceAccount/greeting-operator",
+      "ClusterRole/greeting-operator",
+      "ClusterRoleBinding/greeting-operator",
+      "Role/greeting-operator-leader-election",
+      "RoleBinding/greeting-operator-leader-election",
+      "Deployment/greeting-operator",
+      "Service/greeting-operator-metrics"
+    ])
+    const deployment = objects.find((o) => o.kind === "Deployment")!
+    const pod = deployment.spec.template.spec
+    const container = pod.containers[0]
+    assert.strictEqual(container.image, "ghcr.io/example/greeting-operator:1.2.3")
+    assert.deepStrictEqual(container.args, [
+      "--in-cluster",
+      "--leader-elect",
+      "--metrics-port=8080",
+      "--health-port=8081",
+      "--log-format=json"
+    ])
+    assert.strictEqual(pod.serviceAccountName, "greeting-operator")
+    assert.isTrue(pod.securityContext.runAsNonRoot)
+    assert.isTrue(container.securityContext.readOnlyRootFilesystem)
+    assert.isFalse(container.securityContext.allowPrivilegeEscalation)
+    assert.deepStrictEqual(container.livenessProbe.httpGet, { path: "/healthz", port: "health" })
+    assert.deepStrictEqual(container.readinessProbe.httpGet, { path: "/readyz", port: "health" })
+    assert.deepStrictEqual(container.ports.map((p: any) => [p.name, p.containerPort]), [
+      ["metrics", 8080],
+      ["health", 8081]
+    ])
+    assert.deepStrictEqual(container.env, [
+      { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }
+    ])
+    assert.isDefined(container.resources.limits.memory)
+    const service = objects.find((o) => o.kind === "Service")!
+    assert.deepStrictEqual(service.spec.ports[0], {
+      name: "metrics",
+      port: 8080,
+      targetPort: "metrics",
+      protocol: "TCP"
+    })
+    const role = objects.find((o) => o.kind === "Role")!
+    assert.strictEqual(role.metadata.namespace, "greeting-operator-system")
+    assert.deepStrictEqual(role.rules, [
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] }
+    ])
+    const clusterRole = objects.find((o) => o.kind === "ClusterRole")!
+    assert.deepStrictEqual(clusterRole.rules, Manifests.rules(operator))
+  })
+
+  it("options: namespace, replicas, ports, no leader election", () => {
+    const objects = objectsOf(operator, {
+      namespace: "ops",
+      replicas: 1,
+      leaderElection: false,
+      metricsPort: 9090,
+      healthPort: 9091
+    })
+    assert.isUndefined(objects.find((o) => o.kind === "Role"))
+    const deployment = objects.find((o) => o.kind === "Deployment")!
+    assert.strictEqual(deployment.metadata.namespace, "ops")
+    assert.strictEqual(deployment.spec.template.spec.containers[0].image, "greeting-operator:latest")
+    assert.deepStrictEqual(deployment.spec.template.spec.containers[0].args, [
+      "--in-cluster",
+      "--metrics-port=9090",
+      "--health-port=9091",
+      "--log-format=json"
+    ])
+    assert.strictEqual(objects[0]!.metadata.name, "ops")
+  })
+
+  it("invalid names, namespaces, images and options are a ManifestsError saying what is wrong", () => {
+    const named = (name: string) => Operator.make({ name, controllers: [NamespaceController] })
+    const cases: ReadonlyArray<[Operator.Operator<any, any>, Manifests.Options, string, RegExp]> = [
+      [named("My_Operator"), {}, "InvalidName", /"My_Operator" is not a DNS-1123 label/],
+      [named(""), {}, "InvalidName", /the operator name is empty/],
+      [named("a".repeat(64)), {}, "InvalidName", /64 characters, at most 63/],
+      [named("1operator"), {}, "InvalidName", /must start with a letter/],
+      [named("ok"), { namespace: "Kube System" }, "InvalidNamespace", /"Kube System" is not a DNS-1123 label/],
+      [named("ok"), { image: "Ghcr.io/Me/Op:1" }, "InvalidImage", /not a valid image reference/],
+      [named("ok"), { image: "op:1 --privileged" }, "InvalidImage", /not a valid image reference/],
+      [named("ok"), { image: "" }, "InvalidImage", /the image is empty/],
+      [named("ok"), { replicas: -1 }, "InvalidOption", /replicas must be a non-negative integer/],
+      [named("ok"), { replicas: 3, leaderElection: false }, "InvalidOption", /without leader election/],
+      [named("ok"), { metricsPort: 70000 }, "InvalidOption", /metricsPort must be an integer from 1 to 65535/],
+      [named("ok"), { metricsPort: 8081 }, "InvalidOption", /both 8081/]
+    ]
+    for (const [o, options, reason, message] of cases) {
+      const error = errorOf(o, options)
+      assert.strictEqual(error._tag, "ManifestsError")
+      assert.strictEqual(error.reason, reason, error.message)
+      assert.match(error.message, message)
+    }
+    // valid references
+    for (
+      const image of ["nginx", "localhost:5000/a/b:tag", "ghcr.io/me/op@sha256:" + "a".repeat(64), "a.b/c_d:1.0-rc"]
+    ) {
+      assert.isTrue(Exit.isSuccess(generate(named("ok"), { image })), image)
+    }
+  })
+})
+
+describe("CRDs", () => {
+  it("several versions of one kind make one CRD: every version served, one stored, columns and scale", () => {
+    const crds = Resource.crdManifests([GreetingV1, GreetingV2])
+    assert.isTrue(Result.isSuccess(crds))
+    if (!Result.isSuccess(crds)) return
+    assert.strictEqual(crds.success.length, 1)
+    const crd = crds.success[0]! as any
+    assert.deepStrictEqual(crd.spec.versions.map((v: any) => [v.name, v.served, v.storage]), [
+      ["v2", true, true],
+      ["v1", true, false]
+    ])
+    const v2 = crd.spec.versions[0]
+    assert.deepStrictEqual(v2.subresources, {
+      status: {},
+      scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" }
+    })
+    assert.deepStrictEqual(v2.additionalPrinterColumns.map((c: any) => c.name), ["Text", "Replicas", "Ready", "Age"])
+    assert.isUndefined(crd.spec.versions[1].additionalPrinterColumns)
+    assert.deepStrictEqual(crd.spec.names.shortNames, ["gr"])
+  })
+
+  it("descriptors that cannot share a CRD are a CrdConflict (and a ManifestsError)", () => {
+    const v3 = (extra: Partial<Parameters<typeof Resource.custom>[0]>) =>
+      Resource.custom({ ...common, version: "v3", spec: Schema.Struct({}), ...extra } as any)
+    const conflicts: ReadonlyArray<[ReadonlyArray<Resource.AnyCustomResource>, RegExp]> = [
+      [[GreetingV1, v3({ scope: "Cluster" })], /version v3 is Cluster but version v1 is Namespaced/],
+      [[GreetingV1, v3({ shortNames: ["g"] })], /disagree on names/],
+      [[GreetingV1, v3({})], /none is the storage version: set `storage: true` on one of them/],
+      [[GreetingV2, v3({ storage: true })], /2 versions \(v2, v3\) say `storage: true`/],
+      [[GreetingV1, Resource.custom({ ...common, version: "v1", spec: Schema.Struct({}) })], /two different/]
+    ]
+    for (const [resources, message] of conflicts) {
+      const result = Resource.crdManifests(resources)
+      assert.isTrue(Result.isFailure(result))
+      if (!Result.isFailure(result)) continue
+      assert.strictEqual(result.failure._tag, "CrdConflict")
+      assert.strictEqual(result.failure.crd, "greetings.example.com")
+      assert.match(result.failure.message, message)
+      const error = errorOf(Operator.make({ name: "g", resources, controllers: [NamespaceController] }))
+      assert.strictEqual(error.reason, "CrdConflict")
+      assert.match(error.message, message)
+    }
+  })
+
+  it("explicit columns get Age unless one shows the creation time; none: no columns (Kubernetes shows Age)", () => {
+    assert.deepStrictEqual(GreetingV1.printerColumns, [])
+    const created = Resource.custom({
+      ...common,
+      version: "v1",
+      spec: Schema.Struct({}),
+      printerColumns: [{ name: "Created", type: "date", jsonPath: ".metadata.creationTimestamp" }]
+    })
+    assert.deepStrictEqual(created.printerColumns.map((c) => c.name), ["Created"])
+  })
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// the real kubectl against a TestApiServer
+
+const KUBECTL = "/usr/bin/kubectl"
+
+/** Runs kubectl with an explicit kubeconfig and a HOME of its own (never the user's ~/.kube). */
+const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin?: string) =>
+  Effect.promise(() => {
+    const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "manifests-kubectl-"))
+    return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(
+        KUBECTL,
+        ["--kubeconfig", server.kubeconfigPath, "--cache-dir", Path.join(home, "cache"), ...args],
+        { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, timeout: 20_000 },
+        (error, stdout, stderr) => {
+          Fs.rmSync(home, { recursive: true, force: true })
+          resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
+        }
+      )
+      child.stdin?.end(stdin ?? "")
+    })
+  })
+
+layer(TestApiServer.layerWithCluster({ controllers: false }), { excludeTestServices: true })("kubectl", (it) => {
+  it.effect("the whole Manifests.toYaml output applies with kubectl apply --server-side", () =>
+    Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      const objects = yield* Manifests.generate(operator)
+      const yaml = Manifests.toYaml(objects)
+      assert.strictEqual(parseAllDocuments(yaml).length, objects.length)
+      const applied = yield* kubectl(server, ["apply", "--server-side", "--field-manager=test", "-f", "-"], yaml)
+      assert.strictEqual(applied.code, 0, applied.stderr)
+      for (const o of objects as ReadonlyArray<any>) {
+        assert.include(applied.stdout, `${o.metadata.name} serverside-applied`)
+      }
+      // applying again changes nothing and still succeeds
+      const again = yield* kubectl(server, ["apply", "--server-side", "--field-manager=test", "-f", "-"], yaml)
+      assert.strictEqual(again.code, 0, again.stderr)
+    }))
+
+  it.effect("kubectl get shows a custom resource's printer columns (Age included); both versions are served", () =>
+    Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      const objects = yield* Manifests.generate(operator)
+      const crd = Manifests.toYaml(objects.filter((o) => o.kind === "CustomResourceDefinition"))
+      assert.strictEqual((yield* kubectl(server, ["apply", "--server-side", "-f", "-"], crd)).code, 0)
+      const greeting = Manifests.toYaml([{
+        apiVersion: "example.com/v2",
+        kind: "Greeting",
+        metadata: { name: "hello", namespace: "default" },
+        spec: { text: "hi", replicas: 2 }
+      }])
+      const created = yield* kubectl(server, ["apply", "--server-side", "-f", "-"], greeting)
+      assert.strictEqual(created.code, 0, created.stderr)
+      const table = yield* kubectl(server, ["get", "greetings", "-n", "default"])
+      assert.strictEqual(table.code, 0, table.stderr)
+      const [header, row] = table.stdout.trim().split("\n").map((line) => line.trim().split(/\s{2,}/))
+      assert.deepStrictEqual(header, ["NAME", "TEXT", "REPLICAS", "READY", "AGE"])
+      assert.deepStrictEqual(row!.slice(0, 3), ["hello", "hi", "2"])
+      const v1 = yield* kubectl(server, ["get", "greetings.v1.example.com", "hello", "-n", "default", "-o", "json"])
+      assert.strictEqual(v1.code, 0, v1.stderr)
+      assert.strictEqual(JSON.parse(v1.stdout).apiVersion, "example.com/v1")
+      const scaled = yield* kubectl(server, ["scale", "greeting/hello", "-n", "default", "--replicas=3"])
+      assert.strictEqual(scaled.code, 0, scaled.stderr)
+    }))
+})

@@ -7,7 +7,18 @@ import tseslint from "typescript-eslint"
 
 export default tseslint.config(
   {
-    ignores: ["**/node_modules/", "**/dist/", "**/.tsbuildinfo/", "**/coverage/", "bench/.tmp/", "tmp/", "**/*.md"]
+    ignores: [
+      "**/node_modules/",
+      "**/dist/",
+      "**/.tsbuildinfo/",
+      "**/coverage/",
+      "bench/.tmp/",
+      "tmp/",
+      "**/*.md",
+      // create-reconcile's templates carry tokens (`__Kind__`), and its tests generate projects into .tmp/
+      "packages/create-reconcile/templates/",
+      "packages/create-reconcile/.tmp/"
+    ]
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -16,11 +16,17 @@
  *    example; the packages' own declarations are also checked with `skipLibCheck: false`.
  * 5. Runs the "testing a controller" snippet as a vitest test, and the controller snippet as a program
  *    against the test API server started with the testkit's `reconcile-apiserver` bin.
+ * 6. The scaffold, as `npm create reconcile` runs it: `create-reconcile` (a tool: a bin without exports or
+ *    dependencies, checked as such) is run from its tarball (`npm exec --package <tgz>`) with
+ *    `--local-packages` pointing at the other tarballs; in the project it writes, `npm install`, `npm test`,
+ *    `npm run manifests`, `npm run build`, `npm start` until the sample is Ready (then SIGTERM: exit 0), and
+ *    `kubectl apply --server-side -f config/` against the testkit's `reconcile-apiserver`.
  *
- * Options: `--no-build` packs the current `dist/` (for iterating on this script), `--keep` keeps the
- * temporary folder, `--effect SPEC` / `--platform-node SPEC` install other versions (e.g. `--effect 3.22.4`
- * must fail with a peer conflict), `--readme FILE` takes the two snippets from another Markdown file,
- * `--self-test` only runs the checks above against known-bad inputs.
+ * Options: `--no-build` packs the current `dist/` (for iterating on this script), `--only-scaffold` packs
+ * the current `dist/` and runs step 6 only, `--keep` keeps the temporary folder, `--effect SPEC` /
+ * `--platform-node SPEC` install other versions (e.g. `--effect 3.22.4` must fail with a peer conflict),
+ * `--readme FILE` takes the two snippets from another Markdown file, `--self-test` only runs the checks
+ * above against known-bad inputs.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
 import type { ChildProcess, SpawnSyncReturns } from "node:child_process"
@@ -146,6 +152,28 @@ const manifestProblems = (manifest: Manifest, srcModules: ReadonlyArray<string>)
     if (subpath !== "." && subpath !== "./package.json" && !srcModules.includes(module)) {
       problems.push(`exports["${subpath}"] has no src/${module}.ts`)
     }
+  }
+  return problems
+}
+
+/**
+ * A tool (a package with a bin and no `exports`: `create-reconcile`) runs on the Node `npm create` runs on, from
+ * the npx cache: no dependencies at all, `engines`, a bin, MIT, and what it packs besides `dist/`.
+ */
+const isTool = (manifest: Manifest) => manifest.exports === undefined && manifest.bin !== undefined
+
+/** Problems of a tool's manifest (see {@link isTool}). */
+const toolManifestProblems = (manifest: Manifest): Array<string> => {
+  const problems: Array<string> = []
+  for (const field of ["dependencies", "peerDependencies"] as const) {
+    const names = Object.keys(manifest[field] ?? {})
+    if (names.length > 0) problems.push(`${field}: ${names.join(", ")} (a tool runs from the npx cache: none)`)
+  }
+  if (manifest.engines?.node === undefined) problems.push("no engines.node")
+  if (manifest.license !== "MIT") problems.push(`license is ${manifest.license}, not MIT`)
+  if (Object.keys(manifest.bin ?? {}).length === 0) problems.push("no bin")
+  for (const entry of manifest.files ?? []) {
+    if (/(^|\/)(src|test)(\/|$)/.test(entry)) problems.push(`files lists ${entry}`)
   }
   return problems
 }
@@ -423,6 +451,22 @@ const selfTest = () => {
     specifierProblems("dist/A.js", moduleSpecifiers("import * as Y from \"yaml\";\nexport {};\n"), context),
     /imports yaml, which is not a dependency/
   )
+  const tool: Manifest = {
+    name: "create-x",
+    version: "0.1.0",
+    license: "MIT",
+    engines: { node: ">=18" },
+    bin: { "create-x": "dist/bin.js" },
+    files: ["dist/**/*.js", "templates/**", "README.md", "LICENSE"]
+  }
+  if (!isTool(tool) || isTool(good) || toolManifestProblems(tool).length > 0) {
+    throw new CheckFailed(`self-test: a good tool was rejected: ${toolManifestProblems(tool).join("; ")}`)
+  }
+  expect(
+    "a tool with a dependency",
+    toolManifestProblems({ ...tool, dependencies: { yaml: "^2" } }),
+    /dependencies: yaml/
+  )
   const readme = "# R\n## A controller in one screen\n\n```ts\nconst G = 1\nconst Main = G\n```\n## Next\n"
   const split = splitController(snippet(readme, "A controller in one screen", "README"))
   if (split.names.join() !== "G") throw new CheckFailed(`self-test: snippet split gave ${split.names.join()}`)
@@ -507,20 +551,163 @@ const background = (
   return { child, state, stop, show }
 }
 
+/** kubectl: on PATH, else where the test machines have it. */
+const kubectlBinary = () => {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter).concat("/usr/bin", "/usr/local/bin")) {
+    const file = path.join(dir, "kubectl")
+    if (dir !== "" && fs.existsSync(file)) return file
+  }
+  throw new CheckFailed("kubectl is not installed (needed to apply the scaffold's manifests)")
+}
+
+/**
+ * Step 6: the scaffold from its tarball, as `npm create reconcile@latest demo` runs it (`npm create` is `npm exec`
+ * of the package's bin), with our packages from the tarballs; then the project's own scripts, as its README says.
+ */
+const scaffoldStep = async (
+  tmp: string,
+  tarballs: string,
+  packed: ReadonlyArray<{ readonly name: string; readonly filename: string }>,
+  children: Array<ReturnType<typeof background>>
+) => {
+  const tool = packed.find((entry) => entry.name === "create-reconcile")
+  if (tool === undefined) throw new CheckFailed("create-reconcile was not packed")
+  const parent = path.join(tmp, "scaffold")
+  const demo = path.join(parent, "demo")
+  fs.mkdirSync(parent)
+  step(`the scaffold: create-reconcile from ${tool.filename}, in ${parent}`)
+  const create = run("npm", [
+    "exec",
+    "--yes",
+    "--package",
+    path.join(tarballs, tool.filename),
+    "--",
+    "create-reconcile",
+    "demo",
+    "--local-packages",
+    tarballs
+  ], { cwd: parent })
+  if (create.status !== 0) throw new CheckFailed("create-reconcile failed (see above)")
+  const pkg = readJson<{ dependencies: Record<string, string>; devDependencies: Record<string, string> }>(
+    path.join(demo, "package.json")
+  )
+  const ours = Object.entries({ ...pkg.dependencies, ...pkg.devDependencies }).filter(([name]) =>
+    name.startsWith("@reconcile/") || name === "create-reconcile"
+  )
+  verdict(
+    `npm exec --package ${tool.filename} -- create-reconcile demo --local-packages …: our packages as file: tarballs`,
+    ours.filter(([, spec]) => !spec.startsWith(`file:${tarballs}`)).map(([name, spec]) => `${name}: ${spec}`)
+  )
+  for (const file of ["src/operator.ts", "src/main.ts", "test/controller.test.ts", "Dockerfile", "README.md"]) {
+    if (!fs.existsSync(path.join(demo, file))) throw new CheckFailed(`the scaffold did not write ${file}`)
+  }
+
+  const install = run("npm", ["install", "--no-audit", "--no-fund"], { cwd: demo })
+  if (install.status !== 0) throw new CheckFailed("npm install in the scaffolded project failed (see above)")
+  ok("npm install (the tarballs, effect and the dev tools from the registry)")
+  const node = run("npm", ["exec", "--", "node", "--version"], { cwd: demo, quiet: true })
+  verdict(
+    `its npm scripts run on Node 24 (the node devDependency): ${node.stdout.trim()}`,
+    /^v24\./.test(node.stdout.trim()) ? [] : [`npm exec -- node --version printed ${node.stdout.trim()}`]
+  )
+  const test = run("npm", ["test"], { cwd: demo })
+  verdict("npm test (typecheck + its tests)", test.status === 0 ? [] : ["npm test failed (see above)"])
+  const manifests = run("npm", ["run", "manifests"], { cwd: demo })
+  const config = path.join(demo, "config")
+  const yamls = fs.existsSync(config) ? fs.readdirSync(config).filter((f) => /\.ya?ml$/.test(f)) : []
+  verdict(
+    `npm run manifests: config/ ${yamls.join(", ")}`,
+    manifests.status !== 0
+      ? ["npm run manifests failed (see above)"]
+      : yamls.length === 0
+      ? ["config/ has no YAML file"]
+      : []
+  )
+
+  const build = run("npm", ["run", "build"], { cwd: demo })
+  verdict(
+    "npm run build (dist/, what the Dockerfile runs)",
+    build.status === 0 && fs.existsSync(path.join(demo, "dist", "main.js")) ? [] : ["npm run build failed (see above)"]
+  )
+
+  // `npm start`'s command as npm runs it (node_modules/.bin first on PATH: Node 24 and tsx), without npm in between:
+  // npm answers a SIGTERM by dying of it, whatever the operator's exit code
+  const scripts = readJson<{ scripts: Record<string, string> }>(path.join(demo, "package.json")).scripts
+  const [command, ...commandArgs] = scripts.start!.split(" ")
+  const bin = path.join(demo, "node_modules", ".bin")
+  const start = background(
+    `npm start (${scripts.start})`,
+    path.join(bin, command!),
+    commandArgs,
+    demo,
+    cleanEnv({ PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}` })
+  )
+  children.push(start)
+  await waitFor(
+    "npm start: the sample is Ready",
+    90,
+    () => /✓ .* is Ready/.test(start.state.output),
+    () => start.state.exit && `exited (${JSON.stringify(start.state.exit)})`
+  )
+  ok("npm start: the embedded cluster, the CRD, the sample reconciled to Ready")
+  const exit = await start.stop(20)
+  verdict(
+    `npm start stops on SIGTERM (exit code ${exit.code}, signal ${exit.signal})`,
+    exit.code === 0 ? [] : ["it did not exit with 0 after SIGTERM: see its output"]
+  )
+  if (exit.code !== 0) start.show()
+  children.splice(children.indexOf(start), 1)
+
+  const kubeconfig = path.join(tmp, "scaffold-kubeconfig")
+  const apiserver = background(
+    "reconcile-apiserver (for the scaffold's manifests)",
+    path.join(demo, "node_modules", ".bin", "reconcile-apiserver"),
+    ["--port", "0", "--kubeconfig", kubeconfig],
+    demo,
+    cleanEnv()
+  )
+  children.push(apiserver)
+  await waitFor(
+    "reconcile-apiserver writes the kubeconfig",
+    30,
+    () => fs.existsSync(kubeconfig) && fs.statSync(kubeconfig).size > 0,
+    () => apiserver.state.exit && `exited (${JSON.stringify(apiserver.state.exit)})`
+  )
+  const home = path.join(tmp, "kubectl-home")
+  fs.mkdirSync(home, { recursive: true })
+  const kubectl = (...kubectlArgs: ReadonlyArray<string>) =>
+    run(kubectlBinary(), ["--kubeconfig", kubeconfig, "--cache-dir", path.join(home, "cache"), ...kubectlArgs], {
+      cwd: demo,
+      env: { PATH: process.env.PATH ?? "", HOME: home }
+    })
+  const applied = kubectl("apply", "--server-side", "-f", "config/")
+  verdict(
+    "kubectl apply --server-side -f config/ (the reconcile-apiserver bin)",
+    applied.status === 0 ? [] : ["kubectl apply failed (see above)"]
+  )
+  const crd = kubectl("get", "customresourcedefinitions", "greetings.example.com", "-o", "name")
+  verdict("the Greeting CRD is served", crd.status === 0 ? [] : ["kubectl get crd greetings.example.com failed"])
+  await apiserver.stop(15)
+  children.splice(children.indexOf(apiserver), 1)
+}
+
 const main = async () => {
   if (flag("--self-test")) return selfTest()
   const rootManifest = readJson<{ devDependencies: Record<string, string> }>(path.join(root, "package.json"))
-  const packages = publishable()
-  const byName = new Map(packages.map((p) => [p.manifest.name, p]))
+  const all = publishable()
+  const packages = all.filter((p) => !isTool(p.manifest))
+  const byName = new Map(all.map((p) => [p.manifest.name, p]))
+  const onlyScaffold = flag("--only-scaffold")
 
-  step(`manifests of ${packages.map((p) => p.manifest.name).join(", ")}`)
-  for (const p of packages) {
-    verdict(`${p.manifest.name}: manifest and exports map`, manifestProblems(p.manifest, p.srcModules))
+  step(`manifests of ${all.map((p) => p.manifest.name).join(", ")}`)
+  for (const p of all) {
+    if (isTool(p.manifest)) verdict(`${p.manifest.name}: manifest (a tool)`, toolManifestProblems(p.manifest))
+    else verdict(`${p.manifest.name}: manifest and exports map`, manifestProblems(p.manifest, p.srcModules))
   }
 
-  if (!flag("--no-build")) {
+  if (!flag("--no-build") && !onlyScaffold) {
     step("clean build")
-    for (const p of packages) {
+    for (const p of all) {
       fs.rmSync(path.join(p.dir, "dist"), { recursive: true, force: true })
       fs.rmSync(path.join(p.dir, ".tsbuildinfo", "src.tsbuildinfo"), { force: true })
     }
@@ -542,7 +729,7 @@ const main = async () => {
       "--json",
       "--pack-destination",
       tarballs,
-      ...packages.flatMap((p) => ["-w", path.relative(root, p.dir)])
+      ...all.flatMap((p) => ["-w", path.relative(root, p.dir)])
     ], {
       cwd: root,
       env: cleanEnv(),
@@ -552,8 +739,15 @@ const main = async () => {
     const packed = JSON.parse(pack.stdout) as Array<{ name: string; filename: string; files: Array<{ path: string }> }>
     for (const entry of packed) {
       const p = byName.get(entry.name)!
-      const files = entry.files.map((f) => f.path)
-      verdict(`${entry.name}: ${entry.filename}, ${files.length} files`, fileListProblems(p.manifest, files))
+      const tool = isTool(p.manifest)
+      // a tool's templates are a project's files (its tsconfig.json, its tests): not checked as the package's own
+      const files = entry.files.map((f) => f.path).filter((f) => !(tool && f.startsWith("templates/")))
+      verdict(
+        `${entry.name}: ${entry.filename}, ${entry.files.length} files`,
+        fileListProblems(p.manifest, files).concat(
+          tool && files.length === entry.files.length ? ["no templates/ packed"] : []
+        )
+      )
       const unpacked = path.join(tmp, "unpacked", entry.name)
       fs.mkdirSync(unpacked, { recursive: true })
       execFileSync("tar", ["-xzf", path.join(tarballs, entry.filename), "-C", unpacked, "--strip-components=1"])
@@ -588,6 +782,11 @@ const main = async () => {
       )
     }
 
+    if (onlyScaffold) {
+      await scaffoldStep(tmp, tarballs, packed, children)
+      return
+    }
+
     step(`a fresh project: ${project}`)
     const effect = option("--effect") ?? "^4.1"
     const dev = (name: string) => {
@@ -603,7 +802,11 @@ const main = async () => {
           private: true,
           type: "module",
           dependencies: {
-            ...Object.fromEntries(packed.map((entry) => [entry.name, `file:../tarballs/${entry.filename}`])),
+            ...Object.fromEntries(
+              packed.filter((entry) => !isTool(byName.get(entry.name)!.manifest)).map((
+                entry
+              ) => [entry.name, `file:../tarballs/${entry.filename}`])
+            ),
             effect,
             "@effect/platform-node": option("--platform-node") ?? "^4.1"
           },
@@ -771,6 +974,8 @@ const main = async () => {
     if (exit.code !== 0) controllerProcess.show()
     await apiserver.stop(15)
     children.length = 0
+
+    await scaffoldStep(tmp, tarballs, packed, children)
   } catch (error) {
     for (const child of children) child.show()
     throw error

@@ -1,0 +1,25 @@
+/**
+ * The operator as one value: its name, the custom resources it serves and its
+ * controllers. `npm start` runs it (src/main.ts) and `npm run manifests` turns
+ * it into the YAML a cluster needs (CRDs, least-privilege RBAC computed from
+ * what the controllers touch, ServiceAccount, Deployment).
+ *
+ * `npx create-reconcile api --kind Widget` adds a kind here, at the
+ * `create-reconcile api` markers.
+ */
+import { Operator } from "@reconcile/kube"
+import { __Kind__ } from "./__Kind__.js"
+import * as __Kind__Controller from "./__controller__.js"
+// create-reconcile api: imports
+
+export const operator = Operator.make({
+  name: "__name__",
+  resources: [
+    __Kind__,
+    // create-reconcile api: resources
+  ],
+  controllers: [
+    __Kind__Controller.layer,
+    // create-reconcile api: controllers
+  ]
+})

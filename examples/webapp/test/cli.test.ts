@@ -1,6 +1,6 @@
 /**
- * The main job's cluster mode and its errors, against a TestApiServer started
- * here (standing in for "your cluster").
+ * The main job's options, its cluster mode and its errors, against a TestApiServer started here (standing in for
+ * "your cluster"). The main job is `Main.run` of `@reconcile/cli` (its own tests cover every option).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Kube, KubeClient, Resource } from "@reconcile/kube"
@@ -50,14 +50,17 @@ describe("npm start -- [options]", () => {
     Effect.gen(function*() {
       const { code, output } = yield* run(["--help"])
       assert.strictEqual(code, 0)
-      for (const option of ["--kubeconfig", "--install-crd", "--help"]) assert.include(output, option)
+      for (const option of ["--kubeconfig", "--context", "--in-cluster", "--install-crds", "--namespace", "--help"]) {
+        assert.include(output, option)
+      }
+      assert.include(output, "webapp-operator")
     }), { timeout: 30_000 })
 
-  it.live("an unknown option is an error with the usage", () =>
+  it.live("an unknown option is an error: exit 2", () =>
     Effect.gen(function*() {
-      const { code, output } = yield* run(["--bogus"])
-      assert.strictEqual(code, 1)
-      assert.include(output, "unknown option --bogus")
+      const unknown = yield* run(["--bogus"])
+      assert.strictEqual(unknown.code, 2)
+      assert.include(unknown.output, "unknown option --bogus")
     }), { timeout: 30_000 })
 
   it.live("a missing kubeconfig file is a readable error naming the file", () =>
@@ -84,17 +87,20 @@ describe("npm start -- [options]", () => {
       )
       const { code, output } = yield* run(["--kubeconfig", file])
       assert.strictEqual(code, 1)
-      assert.include(output, "cannot reach the cluster")
+      assert.include(output, "error: cannot reach the API server")
+      assert.strictEqual(output.match(/error:/g)?.length, 1, output)
     }), { timeout: 30_000 })
 
   it.live(
-    "against a cluster without the CRD: a readable error; with --install-crd it runs the operator",
+    "against a cluster without the CRD: the fix, once; with --install-crds it runs the operator",
     () =>
       Effect.gen(function*() {
         const server = yield* TestApiServer.TestApiServer
         const missing = yield* run(["--kubeconfig", server.kubeconfigPath])
         assert.strictEqual(missing.code, 1)
-        assert.include(missing.output, "the WebApp CRD is not installed")
+        assert.include(missing.output, "error: the CustomResourceDefinition webapps.apps.reconcile.dev")
+        assert.include(missing.output, "is not installed")
+        assert.strictEqual(missing.output.match(/error:/g)?.length, 1, missing.output)
 
         const client = Layer.provide(KubeClient.layer, Kube.layerFromFile(server.kubeconfigPath))
         // Create the app before the operator starts: it must pick it up from the initial list.
@@ -117,7 +123,7 @@ describe("npm start -- [options]", () => {
         }).pipe(Effect.provide(client))
         yield* created
         const running = yield* run(
-          ["--kubeconfig", server.kubeconfigPath, "--install-crd"],
+          ["--kubeconfig", server.kubeconfigPath, "--install-crds"],
           /reconcile default\/shop .*→ success/
         )
         assert.strictEqual(running.code, 0, running.output)

@@ -42,7 +42,7 @@ const runAndStop = (kubeconfig: string, reconciles: number) =>
   }>((resume) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "examples/webapp/src/main.ts", "--kubeconfig", kubeconfig, "--install-crd"],
+      ["--import", "tsx", "examples/webapp/src/main.ts", "--kubeconfig", kubeconfig, "--install-crds"],
       { cwd: root, env: { ...process.env, KUBECONFIG: "" }, stdio: ["ignore", "pipe", "pipe"] }
     )
     let output = ""

@@ -6,6 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Kube, KubeClient, Resource } from "@reconcile/kube"
 import { Effect, Layer } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { registryName } from "../src/reconcile.js"
 import { WebApp } from "../src/WebApp.js"
@@ -18,14 +19,15 @@ const startMainJob = Effect.acquireRelease(
     (resume) => {
       const child = spawn(process.execPath, ["--import", "tsx", "examples/webapp/src/main.ts"], {
         cwd: root,
-        env: { ...process.env, KUBECONFIG: "" },
+        // as in a shell where KUBECONFIG points at a real cluster: the main job must not use it
+        env: { ...process.env, KUBECONFIG: "/nonexistent/production-kubeconfig" },
         stdio: ["ignore", "pipe", "pipe"]
       })
       let out = ""
       const timer = setTimeout(() => resume(Effect.fail(new Error(`main job not ready in 20 s:\n${out}`))), 20_000)
       const onData = (chunk: Buffer) => {
         out += chunk.toString()
-        const match = /export KUBECONFIG=(\S+)/.exec(out)
+        const match = /KUBECONFIG=(\S+) kubectl/.exec(out)
         if (match && out.includes("is Ready")) {
           clearTimeout(timer)
           resume(Effect.succeed({ child, kubeconfig: match[1]!, output: () => out }))
@@ -52,7 +54,8 @@ const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, sec
 
 describe("npm start (embedded mode)", () => {
   it.live(
-    "the sample becomes Ready, follows an edit, is cleaned up on delete, and SIGTERM exits cleanly",
+    "with KUBECONFIG set: the sample becomes Ready on the embedded cluster, follows an edit, is cleaned up on " +
+      "delete; SIGTERM exits cleanly and removes the kubeconfig",
     () =>
       Effect.gen(function*() {
         const job = yield* startMainJob
@@ -102,12 +105,16 @@ describe("npm start (embedded mode)", () => {
           )
         }).pipe(Effect.provide(client))
 
-        // SIGTERM: a graceful, clean exit.
+        assert.include(job.output(), "KUBECONFIG is set but ignored")
+
+        // SIGTERM: a graceful, clean exit, and the kubeconfig (it holds the server's token) is removed.
+        assert.isTrue(fs.existsSync(job.kubeconfig))
         const code = yield* Effect.callback<number | null>((resume) => {
           job.child.on("exit", (c) => resume(Effect.succeed(c)))
           job.child.kill("SIGTERM")
         }).pipe(Effect.timeout("15 seconds"))
         assert.strictEqual(code, 0, job.output())
+        assert.isFalse(fs.existsSync(job.kubeconfig), "the kubeconfig is removed on exit")
       }),
     { timeout: 60_000 }
   )

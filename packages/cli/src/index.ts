@@ -1,4 +1,4 @@
 /**
  * @since 0.1.0
  */
-export {}
+export * as Main from "./Main.js"

@@ -108,8 +108,8 @@ const apiserverBin = childTarget(
   false
 )
 
-/** `npm start` (examples/webapp main, embedded mode): ready once it prints `export KUBECONFIG=…`. */
-const mainJob = childTarget("npm start", ["examples/webapp/src/main.ts"], /export KUBECONFIG=(\S+)/, true)
+/** `npm start` (examples/webapp main, embedded mode): ready once its "Try it" text prints `KUBECONFIG=… kubectl`. */
+const mainJob = childTarget("npm start", ["examples/webapp/src/main.ts"], /KUBECONFIG=(\S+) kubectl/, true)
 
 // -----------------------------------------------------------------------------
 // clients

@@ -1,0 +1,178 @@
+/**
+ * The main job of a Reconcile operator: `Main.run(operator)` in `src/main.ts`
+ * is the whole program behind `npm start` and the container's command.
+ *
+ * - **Embedded by default**: without `--kubeconfig PATH`, `--context NAME` or
+ *   `--in-cluster`, it starts the testkit's API server (in memory, HTTPS on
+ *   127.0.0.1, with its controller manager), installs the operator's CRDs,
+ *   applies the `samples` and prints how to try it with `kubectl`. Its
+ *   kubeconfig lives in a private temporary directory (mode 0700) removed when
+ *   the process ends. `KUBECONFIG` alone never switches to a real cluster.
+ * - **A real cluster** only when asked: `--kubeconfig PATH`, `--context NAME`
+ *   (of `$KUBECONFIG` or `~/.kube/config`) or `--in-cluster` (the Pod's service
+ *   account: what the generated Deployment runs with).
+ * - A flag that does nothing in the chosen mode, or a bad value, is an error
+ *   (exit 2); a start failure prints `error: <what to do>` once (exit 1);
+ *   SIGINT/SIGTERM drain the controllers and exit 0.
+ *
+ * @example
+ * ```ts
+ * import { Main } from "@reconcile/cli"
+ * import type { Operator } from "@reconcile/kube"
+ *
+ * declare const operator: Operator.Operator
+ *
+ * Main.run(operator, {
+ *   samples: (namespace) => [{
+ *     apiVersion: "example.com/v1",
+ *     kind: "Greeting",
+ *     metadata: { name: "hello", namespace },
+ *     spec: { message: "Hello" }
+ *   }]
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Logging from "@reconcile/core/Logging"
+import type * as Manager from "@reconcile/core/Manager"
+import type * as Cache from "@reconcile/kube/Cache"
+import type * as Kube from "@reconcile/kube/Kube"
+import type * as KubeClient from "@reconcile/kube/KubeClient"
+import type * as Operator from "@reconcile/kube/Operator"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Runtime from "effect/Runtime"
+import * as args from "./internal/args.js"
+import * as internal from "./internal/main.js"
+
+/**
+ * Where the operator runs: the embedded API server, a cluster of a kubeconfig
+ * (`--kubeconfig` and/or `--context`), or the Pod's service account
+ * (`--in-cluster`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Mode =
+  | { readonly _tag: "Embedded" }
+  | { readonly _tag: "Cluster"; readonly kubeconfig: string | undefined; readonly context: string | undefined }
+  | { readonly _tag: "InCluster" }
+
+/**
+ * The parsed command line (see {@link parseArgs}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Args {
+  readonly help: boolean
+  readonly mode: Mode
+  /** `--namespace`: the only namespace watched (and, embedded, where the samples go). */
+  readonly namespace: string | undefined
+  readonly installCrds: boolean
+  readonly leaderElect: boolean
+  readonly leaderElectionNamespace: string | undefined
+  readonly metricsPort: number
+  readonly healthPort: number
+  readonly logFormat: Logging.Format
+  readonly logLevel: Logging.Level
+  /** `KUBECONFIG`'s value when it is set but ignored (embedded mode). */
+  readonly ignoredKubeconfig: string | undefined
+}
+
+/**
+ * The services the main job provides to the operator's controllers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services = Manager.Manager | Cache.Cache | KubeClient.KubeClient | Kube.Kube
+
+/**
+ * Options of {@link program} and {@link run}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The objects applied on the embedded cluster (in `--namespace`, default `default`). */
+  readonly samples?: ((namespace: string) => ReadonlyArray<object>) | undefined
+  /** When a sample counts as Ready (default: a `Ready` condition with status `True`); it is then printed once. */
+  readonly isReady?: ((object: any) => boolean) | undefined
+  /**
+   * The `kubectl …` commands of the "Try it" text, each printed after `KUBECONFIG=…` (default: `kubectl get` of the
+   * operator's kinds in the namespace).
+   */
+  readonly tryIt?: ((namespace: string) => ReadonlyArray<string>) | undefined
+  /** How the program is run, for the usage text and messages (default `npm start --`). */
+  readonly command?: string | undefined
+  /** The arguments (default `process.argv.slice(2)`). */
+  readonly argv?: ReadonlyArray<string> | undefined
+  /** The environment (default `process.env`): `KUBECONFIG`, `LOG_FORMAT`, `LOG_LEVEL`, `POD_NAMESPACE`. */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+}
+
+/**
+ * An invalid command line: an unknown flag, a bad value, or a flag that does
+ * nothing in the chosen mode. The message says why (exit code 2).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+/**
+ * Parses the command line (`--flag value` or `--flag=value`) and the
+ * environment (`KUBECONFIG`, `LOG_FORMAT`, `LOG_LEVEL`).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseArgs = (
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>> = {},
+  command = "npm start --"
+): Effect.Effect<Args, UsageError> => args.parse(argv, env, command)
+
+/**
+ * The usage text (`--help`) for an operator named `name`.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const usage = (name: string, command = "npm start --"): string => args.usage(name, command)
+
+/**
+ * The main program: parses the arguments, then runs the operator (embedded
+ * or on a cluster) until it fails or is interrupted. Succeeds with the exit
+ * code: 0 after `--help`, 1 when starting or running failed (printed once as
+ * `error: …`), 2 for invalid options; an interrupt (SIGINT/SIGTERM) stops it
+ * gracefully.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const program: <E, R extends Services>(
+  operator: Operator.Operator<E, R>,
+  options?: Options
+) => Effect.Effect<number> = internal.program
+
+/**
+ * Runs {@link program} as the process's main fiber (`NodeRuntime.runMain`):
+ * SIGINT/SIGTERM drain the controllers and exit 0; otherwise the process exits
+ * with the program's code.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run: <E, R extends Services>(operator: Operator.Operator<E, R>, options?: Options) => void = internal.run
+
+/**
+ * The process exit of {@link run}: the program's exit code, 0 after a graceful
+ * stop (an interrupt), 1 for anything else.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const teardown: Runtime.Teardown = internal.teardown

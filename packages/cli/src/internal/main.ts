@@ -1,0 +1,349 @@
+import { NodeRuntime } from "@effect/platform-node"
+import { Logging, Manager } from "@reconcile/core"
+import { Kube, KubeClient, LeaseLeaderElection, type Operator, Resource } from "@reconcile/kube"
+import { type KubeObject as KubeObjects, TestApiServer } from "@reconcile/testkit"
+import * as Cause from "effect/Cause"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import type * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type * as Main from "../Main.js"
+import { parse, usage } from "./args.js"
+import { namespacedCache } from "./cache.js"
+import { crds } from "./crds.js"
+
+type KubeObject = KubeObjects.KubeObject
+
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+/**
+ * The message of a failure, through the wrappers that only name where it happened (Manager, source).
+ *
+ * @internal
+ */
+export const describe = (error: unknown): string => {
+  if (typeof error === "object" && error !== null) {
+    const e = error as { readonly _tag?: unknown; readonly cause?: unknown; readonly message?: unknown }
+    const cause = e.cause as { readonly _tag?: unknown } | undefined
+    if (
+      (e._tag === "ManagerError" || e._tag === "SourceFailed") && typeof cause === "object" && cause !== null
+    ) {
+      return describe(cause)
+    }
+    if (typeof e.message === "string" && e.message !== "") return e.message
+  }
+  return String(error)
+}
+
+/**
+ * A private temporary directory (0700) for the embedded cluster's kubeconfig, removed when the scope closes —
+ * and, should the process end without closing it, by an `exit` handler.
+ */
+const privateDir = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`))
+      fs.chmodSync(dir, 0o700)
+      const remove = () => fs.rmSync(dir, { recursive: true, force: true })
+      process.on("exit", remove)
+      return { dir, remove }
+    }),
+    ({ remove }) =>
+      Effect.sync(() => {
+        process.removeListener("exit", remove)
+        remove()
+      })
+  )
+
+/** Where the leader-election Lease lives. */
+const electionNamespace = (args: Main.Args, env: Readonly<Record<string, string | undefined>>): string => {
+  if (args.leaderElectionNamespace !== undefined) return args.leaderElectionNamespace
+  if (env.POD_NAMESPACE !== undefined && env.POD_NAMESPACE.trim() !== "") return env.POD_NAMESPACE.trim()
+  try {
+    const ns = fs.readFileSync(serviceAccountNamespace, "utf-8").trim()
+    if (ns !== "") return ns
+  } catch {
+    // not in a Pod
+  }
+  return args.namespace ?? "default"
+}
+
+/**
+ * The operator's controllers under the Manager (metrics and health endpoints), over the Cache (restricted to
+ * `--namespace` when given), with a Lease election when `--leader-elect`.
+ */
+const running = <E, R>(
+  operator: Operator.Operator<E, R>,
+  args: Main.Args,
+  env: Readonly<Record<string, string | undefined>>
+) => {
+  const host = args.mode._tag === "InCluster" ? "0.0.0.0" : "127.0.0.1"
+  const controllers: Layer.Layer<never, unknown, any> = args.leaderElect
+    ? operator.layer.pipe(
+      Layer.provide(
+        LeaseLeaderElection.layer({ name: operator.name, namespace: electionNamespace(args, env) })
+      )
+    )
+    : operator.layer
+  return controllers.pipe(
+    Layer.provideMerge(Manager.layer({ metricsPort: args.metricsPort, healthPort: args.healthPort, host })),
+    Layer.provide(namespacedCache(args.namespace))
+  ) as unknown as Layer.Layer<Manager.Manager, unknown, KubeClient.KubeClient | Kube.Kube>
+}
+
+const clientFromFile = (kubeconfig: string) => KubeClient.layer.pipe(Layer.provideMerge(Kube.layerFromFile(kubeconfig)))
+
+/** Whether an object has a `Ready` condition with status `True`. */
+const readyCondition = (object: any): boolean =>
+  Array.isArray(object?.status?.conditions) &&
+  object.status.conditions.some((c: any) => c?.type === "Ready" && c?.status === "True")
+
+/** `namespace/name`, or `name` for a cluster-scoped object. */
+const key = (object: KubeObject) =>
+  object.metadata.namespace === undefined
+    ? `${object.metadata.name}`
+    : `${object.metadata.namespace}/${object.metadata.name}`
+
+/**
+ * Embedded mode: the API server (with its controller manager) and its kubeconfig in a private directory, the CRDs
+ * and the namespace, then the operator; once it runs, the samples are applied and followed until Ready, and the
+ * "Try it" text is printed.
+ */
+const embedded = <E, R>(
+  operator: Operator.Operator<E, R>,
+  args: Main.Args,
+  options: Main.Options,
+  env: Readonly<Record<string, string | undefined>>
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    const { dir } = yield* privateDir(operator.name)
+    const kubeconfigPath = path.join(dir, "kubeconfig")
+    const namespace = args.namespace ?? "default"
+    const definitions = yield* crds(operator)
+
+    const server = TestApiServer.layerWithCluster({ port: 0, kubeconfigPath })
+    const client = Layer.unwrap(Effect.map(TestApiServer.TestApiServer, (s) => clientFromFile(s.kubeconfigPath)))
+    const prepared = Layer.effectDiscard(Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      yield* Console.log(`Embedded Kubernetes API server on ${server.url} (in memory, stops with this process)`)
+      for (const crd of definitions) {
+        yield* server.cluster.apply(crd as KubeObject, { fieldManager: operator.name, force: true })
+        yield* Console.log(`Installed CustomResourceDefinition ${(crd as KubeObject).metadata.name}`)
+      }
+      if (namespace !== "default") {
+        yield* server.cluster.apply(
+          { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+          { fieldManager: operator.name }
+        )
+        yield* Console.log(`Created namespace ${namespace}`)
+      }
+    }))
+
+    const isReady = options.isReady ?? readyCondition
+    const served = new Set(operator.resources.map((r) => `${r.apiVersion}|${r.kind}`))
+    const demo = Layer.effectDiscard(Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      const manager = yield* Manager.Manager
+      const samples = (options.samples?.(namespace) ?? []) as ReadonlyArray<KubeObject>
+      for (const sample of samples) {
+        yield* server.cluster.apply(sample, { fieldManager: `${operator.name}-samples` })
+        yield* Console.log(`Applied ${sample.kind} ${key(sample)}`)
+      }
+      const followed = samples.filter((s) => served.has(`${s.apiVersion}|${s.kind}`))
+      const ready = (sample: KubeObject) =>
+        Effect.gen(function*() {
+          for (;;) {
+            const current = yield* Effect.option(server.cluster.get({
+              apiVersion: sample.apiVersion,
+              kind: sample.kind,
+              name: sample.metadata.name!,
+              namespace: sample.metadata.namespace
+            }))
+            if (current._tag === "Some" && isReady(current.value)) {
+              return yield* Console.log(`\n✓ ${key(sample)} is Ready\n`)
+            }
+            yield* Effect.sleep("200 millis")
+          }
+        })
+      const prefix = `KUBECONFIG=${server.kubeconfigPath}`
+      const plurals = operator.resources.map((r) => r.plural)
+      const commands = options.tryIt?.(namespace) ??
+        (plurals.length > 0 ? [`kubectl get ${[...new Set(plurals)].join(",")} -n ${namespace}`] : [])
+      const endpoints = [
+        manager.metricsAddress === undefined
+          ? undefined
+          : `Metrics: http://127.0.0.1:${manager.metricsAddress.port}/metrics`,
+        manager.healthAddress === undefined
+          ? undefined
+          : `Health: http://127.0.0.1:${manager.healthAddress.port}/readyz`
+      ].filter((s) => s !== undefined)
+      const tryIt = Console.log(
+        [
+          `Try it (the embedded cluster runs until Ctrl-C; this kubeconfig is removed then):`,
+          ...commands.map((c) => `  ${prefix} ${c}`),
+          ...(endpoints.length > 0 ? [endpoints.join("   ")] : []),
+          ``
+        ].join("\n")
+      )
+      yield* Effect.forkScoped(
+        Effect.andThen(
+          Effect.forEach(followed, ready, { concurrency: "unbounded", discard: true }).pipe(
+            Effect.timeoutOrElse({
+              duration: "60 seconds",
+              orElse: () => Console.log(`(not every sample is Ready after 60 s)\n`)
+            })
+          ),
+          tryIt
+        )
+      )
+    }))
+
+    const app = demo.pipe(
+      Layer.provideMerge(running(operator, args, env)),
+      Layer.provide(prepared),
+      Layer.provide(client),
+      Layer.provide(server)
+    )
+    return yield* Manager.launch(app)
+  }))
+
+/** Installs (or updates) the CRDs with server-side apply and waits until the API server serves them. */
+const installCrds = <E, R>(operator: Operator.Operator<E, R>) =>
+  Effect.gen(function*() {
+    const definitions = yield* crds(operator)
+    for (const crd of definitions) {
+      const name = (crd as KubeObject).metadata.name!
+      yield* KubeClient.patch(Resource.CustomResourceDefinition, name, crd, {
+        type: "apply",
+        fieldManager: operator.name,
+        force: true
+      })
+      const established = KubeClient.get(Resource.CustomResourceDefinition, name).pipe(
+        Effect.map((current) =>
+          (current as any).status?.conditions?.some((c: any) => c?.type === "Established" && c?.status === "True") ===
+            true
+        )
+      )
+      yield* established.pipe(
+        Effect.flatMap((ok) => ok ? Effect.void : Effect.fail("not yet" as const)),
+        Effect.retry({ schedule: Schedule.spaced("250 millis"), times: 240 }),
+        Effect.catch((e) =>
+          e === "not yet"
+            ? Effect.fail(
+              new Error(`the CustomResourceDefinition ${name} was applied but is not Established after 60 s`)
+            )
+            : Effect.fail(e)
+        )
+      )
+      yield* Effect.logInfo(`installed CustomResourceDefinition ${name}`)
+    }
+  })
+
+/** Cluster mode (`--kubeconfig`, `--context`, `--in-cluster`): the CRDs if asked, then the operator. */
+const cluster = <E, R>(
+  operator: Operator.Operator<E, R>,
+  args: Main.Args,
+  env: Readonly<Record<string, string | undefined>>
+) => {
+  const mode = args.mode
+  const kube = mode._tag === "InCluster"
+    ? Kube.layerInCluster()
+    : mode._tag === "Cluster" && mode.context !== undefined
+    ? Kube.layerFromContext(mode.context, { path: mode.kubeconfig })
+    : Kube.layerFromFile((mode as { readonly kubeconfig: string }).kubeconfig)
+  // `KUBECONFIG` and `HOME` (for `--context`) and the in-cluster variables come from the program's environment
+  const client = KubeClient.layer.pipe(
+    Layer.provideMerge(kube),
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: env as Record<string, string> })))
+  )
+  const start = Layer.effectDiscard(Effect.gen(function*() {
+    const kube = yield* Kube.Kube
+    yield* Effect.logInfo(`starting the ${operator.name} operator`).pipe(
+      Effect.annotateLogs({
+        server: kube.server,
+        ...(mode._tag === "Cluster" && mode.context !== undefined ? { context: mode.context } : {}),
+        ...(args.namespace !== undefined ? { watchNamespace: args.namespace } : {})
+      })
+    )
+    if (args.installCrds) yield* installCrds(operator)
+  }))
+  const started = Layer.effectDiscard(Effect.flatMap(Manager.Manager, (manager) =>
+    Effect.logInfo("running").pipe(
+      Effect.annotateLogs({
+        ...(manager.metricsAddress !== undefined ? { metrics: `:${manager.metricsAddress.port}` } : {}),
+        ...(manager.healthAddress !== undefined ? { health: `:${manager.healthAddress.port}` } : {})
+      })
+    )))
+  return Manager.launch(started.pipe(
+    Layer.provideMerge(running(operator, args, env)),
+    Layer.provide(start),
+    Layer.provide(client)
+  ))
+}
+
+/** @internal */
+export const program = <E, R extends Main.Services>(
+  operator: Operator.Operator<E, R>,
+  options: Main.Options = {}
+): Effect.Effect<number> => {
+  const argv = options.argv ?? process.argv.slice(2)
+  const env = options.env ?? process.env
+  const command = options.command ?? "npm start --"
+  return Effect.gen(function*() {
+    const args = yield* parse(argv, env, command)
+    if (args.help) {
+      yield* Console.log(usage(operator.name, command))
+      return 0
+    }
+    if (args.ignoredKubeconfig !== undefined) {
+      yield* Console.error(
+        `KUBECONFIG is set but ignored: this runs on its own embedded cluster. To run on that cluster: ${command} ` +
+          `--kubeconfig "$KUBECONFIG"`
+      )
+    }
+    const run = args.mode._tag === "Embedded"
+      ? embedded(operator, args, options, env)
+      : cluster(operator, args, env)
+    return yield* run.pipe(
+      Effect.as(0),
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause as Cause.Cause<never>)
+          : Effect.as(Console.error(`error: ${describeCause(cause)}`), 1)
+      ),
+      Effect.provide(Logging.layer({ format: args.logFormat, level: args.logLevel }))
+    )
+  }).pipe(
+    Effect.catchTag("UsageError", (e) => Effect.as(Console.error(`error: ${e.message}`), 2))
+  ) as Effect.Effect<number>
+}
+
+const describeCause = (cause: Cause.Cause<unknown>): string => {
+  const failure = cause.reasons.find(Cause.isFailReason)
+  if (failure !== undefined) return describe(failure.error)
+  const defect = cause.reasons.find(Cause.isDieReason)
+  if (defect !== undefined) {
+    return defect.defect instanceof Error
+      ? `${describe(defect.defect)} (a defect: please report it)\n${defect.defect.stack ?? ""}`
+      : describe(defect.defect)
+  }
+  return Cause.pretty(cause)
+}
+
+/** @internal */
+export const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isSuccess(exit)
+    ? onExit(typeof exit.value === "number" ? exit.value : 0)
+    : Cause.hasInterruptsOnly(exit.cause)
+    ? onExit(0)
+    : onExit(1)
+
+/** @internal */
+export const run = <E, R extends Main.Services>(operator: Operator.Operator<E, R>, options?: Main.Options): void =>
+  NodeRuntime.runMain(program(operator, options), { teardown, disableErrorReporting: true })

@@ -84,8 +84,11 @@ export declare namespace Cache {
       resource: Resource.Resource<A>,
       selection?: Selection
     ) => Effect.Effect<Source<A>>
-    /** Completes when every informer started so far has synced. */
-    readonly waitForSync: Effect.Effect<void>
+    /**
+     * Completes when every informer started so far has synced; fails with the first informer's startup failure
+     * (a diagnosed `KubeError`: a CRD not installed, a missing namespace, 403, 401, an unreachable server).
+     */
+    readonly waitForSync: Effect.Effect<void, KubeError.KubeError>
     /**
      * A cached read: from the store of an unfiltered informer of `resource`
      * (cluster-wide, or of that namespace) once it has synced — absent there

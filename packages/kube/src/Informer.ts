@@ -34,6 +34,7 @@ import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/informer.js"
+import type * as KubeError from "./KubeError.js"
 import type * as Store from "./Store.js"
 import type * as Undecodable from "./Undecodable.js"
 import type * as Watcher from "./Watcher.js"
@@ -48,11 +49,19 @@ export interface Informer<A> {
   readonly name: string
   /** The reflected objects. */
   readonly store: Store.Store.Store<A>
-  /** Completes once the first list has been stored. */
-  readonly synced: Effect.Effect<void>
+  /**
+   * Completes once the first list has been stored. Fails when the informer cannot start: a failure retrying will
+   * not fix before the first list (a diagnosed `KubeError`: a CRD not installed, a missing namespace, 403, 401, an
+   * unreachable server); the informer then stops, its `events` and sources end with that error as a defect (so a
+   * controller and its Manager stop with it at once), and the cache's reads of it fail with it.
+   */
+  readonly synced: Effect.Effect<void, KubeError.KubeError>
   /** Whether the first list has been stored. */
   readonly hasSynced: Effect.Effect<boolean>
-  /** Stored objects as `Create { initial: true }`, then live events; one subscription per run. */
+  /**
+   * Stored objects as `Create { initial: true }`, then live events; one subscription per run. Dies with the
+   * startup failure (the `KubeError` of `synced`) when the informer could not start.
+   */
   readonly events: Stream.Stream<Event<A>>
   /** The informer as a core `Source` (a Kind source); its `health` is the informer's. */
   readonly source: Source<A>
@@ -81,6 +90,11 @@ export interface Options<A> {
   readonly transform?: ((object: A) => A) | undefined
   /** Options of the underlying watcher. */
   readonly watcher?: Watcher.Options | undefined
+  /**
+   * Fail at start (default `true`): a diagnosed failure before the first list fails `synced` at once instead of
+   * retrying (see `Watcher.Options.startup`). `false` retries until it works, as before.
+   */
+  readonly failAtStart?: boolean | undefined
 }
 
 /**

@@ -14,7 +14,11 @@
  * are retried with exponential backoff, a bounded number of times: throttling
  * (429, after its `Retry-After`) and 503 for every verb; other 5xx, timeouts
  * and transport errors only for idempotent requests (GET, PUT, server-side
- * apply). Waits use Effect's `Clock`.
+ * apply). Waits use Effect's `Clock`. After the retries, the failures a person
+ * must fix carry a `KubeError.Diagnosis` naming this server and the
+ * kubeconfig context (`cannot reach the API server at https://… (kubeconfig
+ * context "dev"): connection refused (ECONNREFUSED): …`, a 401's `the API
+ * server at … rejected the credentials …`): see `KubeError`.
  *
  * @example
  * ```ts
@@ -208,6 +212,34 @@ export const layerFromFile = (path: string, options?: Options): Layer.Layer<Kube
  */
 export const layerFromString = (yaml: string, options?: Options): Layer.Layer<Kube, KubeConfigError> =>
   Layer.effect(Kube, Effect.flatMap(config.fromString(yaml), (loaded) => internal.make(loaded, options ?? {})))
+
+/**
+ * Loads the kubeconfig file `options.path`, else `KUBECONFIG` (merged) or `~/.kube/config`, and uses the context
+ * `context` instead of the current one (`kubectl [--kubeconfig PATH] --context NAME`). A context that is not
+ * defined is a {@link KubeConfigError} listing those that are.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromContext = (
+  context: string,
+  options?: Options & { readonly path?: string | undefined }
+): Layer.Layer<Kube, KubeConfigError> =>
+  Layer.effect(
+    Kube,
+    Effect.flatMap(config.fromContext(context, options?.path), (loaded) => internal.make(loaded, options ?? {}))
+  )
+
+/**
+ * The in-cluster service account only (the token and CA mounted in a Pod): what an operator's Deployment runs
+ * with. Unlike {@link layerFromDefault}, never reads `KUBECONFIG` or `~/.kube/config`; outside a Pod it is a
+ * {@link KubeConfigError}.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerInCluster = (options?: Options): Layer.Layer<Kube, KubeConfigError> =>
+  Layer.effect(Kube, Effect.flatMap(config.inCluster, (loaded) => internal.make(loaded, options ?? {})))
 
 /**
  * Uses an already loaded client-node `KubeConfig` (e.g. with custom

@@ -10,6 +10,20 @@
  *
  * Messages never contain bearer tokens or the data of Secrets.
  *
+ * **Errors that say what to do.** The failures a person must fix — a kind the
+ * server does not serve (a CustomResourceDefinition not installed), a missing
+ * namespace, an RBAC denial (403), rejected credentials (401), an API server
+ * that cannot be reached (connection refused, DNS, timeout, TLS) — carry a
+ * {@link Diagnosis}: `problem`, a `summary` of what is wrong and the `fix`
+ * (for a 403 also the `rule` to grant). Their `message` is then
+ * `summary: fix`, e.g. `the CustomResourceDefinition greetings.example.com
+ * (example.com/v1 Greeting) is not installed: apply it (…)`. The tag stays
+ * what the server said (`NotFound`, `Forbidden`, `Unauthorized`, `Transport`,
+ * `Timeout`), so `Effect.catchTag` and {@link outcomeOf} work as before.
+ * Informers fail at start with a diagnosed error instead of retrying until a
+ * cache-sync timeout (see `Informer`); {@link find} digs it out of a
+ * `ManagerError` or a `Cause` for a main program to print.
+ *
  * @example
  * ```ts
  * import { Effect } from "effect"
@@ -34,6 +48,7 @@ import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
+import * as internalDiagnose from "./internal/diagnose.js"
 import * as internal from "./internal/errors.js"
 
 /**
@@ -94,6 +109,45 @@ export interface Status {
 }
 
 /**
+ * An RBAC rule (`rbac.authorization.k8s.io/v1` `PolicyRule`, without
+ * `resourceNames` and `nonResourceURLs`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PolicyRule {
+  readonly apiGroups: ReadonlyArray<string>
+  readonly resources: ReadonlyArray<string>
+  readonly verbs: ReadonlyArray<string>
+}
+
+/**
+ * What a failure means for the person running the operator, and what to do.
+ *
+ * | `problem` | from | example `summary: fix` |
+ * |---|---|---|
+ * | `ResourceNotInstalled` | 404 "could not find the requested resource" | `the CustomResourceDefinition greetings.example.com (example.com/v1 Greeting) is not installed: apply it (…)` |
+ * | `NamespaceNotFound` | 404 `namespaces "x" not found` (a write), or a namespaced informer's namespace | `namespace "x" does not exist: kubectl create namespace x` |
+ * | `Forbidden` | 403 from RBAC | `the service account ops/greeter (…) may not list greetings.example.com in the namespace "default" (403 Forbidden): grant it with … the rule {apiGroups: [example.com], resources: [greetings], verbs: [list]}; …` |
+ * | `Unauthorized` | 401, or credentials client-node could not compute | `the API server at https://… rejected the credentials (401 Unauthorized): the token may have expired; refresh it (…)` |
+ * | `Unreachable` | connection refused, DNS, connect timeout, TLS verification, no answer | `cannot reach the API server at https://… (kubeconfig context "dev"): certificate signed by unknown authority: check certificate-authority-data (…)` |
+ *
+ * Never holds a token or a header.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Diagnosis {
+  readonly problem: "ResourceNotInstalled" | "NamespaceNotFound" | "Forbidden" | "Unauthorized" | "Unreachable"
+  /** What is wrong, in one clause. */
+  readonly summary: string
+  /** What to do about it. */
+  readonly fix: string
+  /** For `Forbidden`: the rule that would allow the request. */
+  readonly rule?: PolicyRule | undefined
+}
+
+/**
  * The request an error belongs to (method and path, never headers or bodies).
  *
  * @since 0.1.0
@@ -114,6 +168,8 @@ export interface StatusFields {
   /** The Status the server sent (or one synthesized from the HTTP code). */
   readonly status: Status
   readonly request?: RequestInfo | undefined
+  /** Set for the failures a person must fix (see {@link Diagnosis}); `message` is then `summary: fix`. */
+  readonly diagnosis?: Diagnosis | undefined
 }
 
 /**
@@ -341,6 +397,8 @@ export class Transport extends Data.TaggedError("Transport")<{
   readonly request?: RequestInfo | undefined
   /** The underlying error (a Node system or TLS error); never carries request headers. */
   readonly cause: unknown
+  /** Set when the cause is understood (see {@link Diagnosis}); `message` is then `summary: fix`. */
+  readonly diagnosis?: Diagnosis | undefined
 }> {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -474,8 +532,17 @@ export const fromStatus = (
 ): StatusError => {
   const code = status.code !== undefined && status.code !== 0 ? status.code : options?.code ?? 0
   const fields: StatusFields = { status: { ...status, code }, request: options?.request }
+  return internalDiagnose.attach(parse(status, code, fields, options?.retryAfter))
+}
+
+const parse = (
+  status: Status,
+  code: number,
+  fields: StatusFields,
+  retryAfterHeader: Duration.Duration | undefined
+): StatusError => {
   const causes = status.details?.causes ?? []
-  const retryAfter = options?.retryAfter ??
+  const retryAfter = retryAfterHeader ??
     (status.details?.retryAfterSeconds !== undefined && status.details.retryAfterSeconds > 0
       ? Duration.seconds(status.details.retryAfterSeconds)
       : undefined)
@@ -529,6 +596,90 @@ export const fromStatus = (
   }
   return code >= 500 ? new ServerError({ ...fields, code, retryAfter }) : new UnexpectedStatus({ ...fields, code })
 }
+
+/**
+ * What the client knows about a request beyond its error, for {@link diagnose}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DiagnoseContext {
+  /** The API server's URL. */
+  readonly server?: string | undefined
+  /** The kubeconfig context the client was loaded with. */
+  readonly context?: string | undefined
+  /** The kind of the resource requested (`Greeting`), for the message of a missing CRD. */
+  readonly kind?: string | undefined
+  /** Whether the request was a watch. */
+  readonly watch?: boolean | undefined
+}
+
+/**
+ * The {@link Diagnosis} of an error, if it is one of the failures a person
+ * must fix, computed from its Status and its request's method and path (and
+ * `context`). The client already attaches it to the errors it returns; this is
+ * for errors made elsewhere.
+ *
+ * @example
+ * ```ts
+ * import { KubeError } from "@reconcile/kube"
+ *
+ * const e = KubeError.fromStatus(
+ *   { code: 404, reason: "NotFound", message: "the server could not find the requested resource" },
+ *   { request: { method: "GET", path: "/apis/example.com/v1/greetings" } }
+ * )
+ * KubeError.diagnose(e, { kind: "Greeting" })?.summary
+ * // "the CustomResourceDefinition greetings.example.com (example.com/v1 Greeting) is not installed"
+ * ```
+ *
+ * @since 0.1.0
+ * @category diagnostics
+ */
+export const diagnose = (error: KubeError, context?: DiagnoseContext): Diagnosis | undefined =>
+  internalDiagnose.diagnose(error, context)
+
+/**
+ * The error with its {@link Diagnosis} computed with `context` (a new
+ * instance of the same class), or the error itself when there is none.
+ *
+ * @since 0.1.0
+ * @category diagnostics
+ */
+export const withDiagnosis: {
+  (context: DiagnoseContext): <E extends KubeError>(error: E) => E
+  <E extends KubeError>(error: E, context: DiagnoseContext): E
+} = dual(2, <E extends KubeError>(error: E, context: DiagnoseContext): E => internalDiagnose.attach(error, context))
+
+/**
+ * Whether an error carries a {@link Diagnosis}: a failure retrying will not
+ * fix by itself (an informer fails with it at start).
+ *
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isDiagnosed = (u: unknown): u is KubeError & { readonly diagnosis: Diagnosis } =>
+  isKubeError(u) && "diagnosis" in u && u.diagnosis !== undefined
+
+/**
+ * The {@link KubeError} inside a failure, if any: the value itself, or one
+ * found along `cause` properties (a `ManagerError`, a `SourceFailed`, a
+ * reconcile outcome) or in an Effect `Cause` (its failures and defects). A
+ * diagnosed error wins over others. What a main program prints when the
+ * operator stops:
+ *
+ * @example
+ * ```ts
+ * import { KubeError } from "@reconcile/kube"
+ *
+ * declare const failure: unknown // e.g. the ManagerError of Manager.launch
+ * const error = KubeError.find(failure)
+ * console.error(`error: ${error !== undefined ? error.message : String(failure)}`)
+ * ```
+ *
+ * @since 0.1.0
+ * @category diagnostics
+ */
+export const find = (u: unknown): KubeError | undefined => internalDiagnose.find(u)
 
 /**
  * Whether retrying the same request later may succeed: `TooManyRequests`,

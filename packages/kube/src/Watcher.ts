@@ -196,6 +196,17 @@ export interface Options {
   readonly maxBackoff?: Duration.Input | undefined
   /** Jitter factor of each delay: delay × (1 ± jitter/2) (default 1: a delay in [0.5d, 1.5d], capped at max). */
   readonly jitter?: number | undefined
+  /**
+   * What a failure retrying will not fix — one that carries a `KubeError.Diagnosis`: a CRD not installed, a
+   * missing namespace, 403, 401, an unreachable server (after the client's own short retries) — does before the
+   * first list has completed: `"retry"` (the default) backs off and retries as for any failure; `"fail"` ends the
+   * stream with that error at once (what an informer does, so an operator fails at start with the fix instead of
+   * waiting for a cache-sync timeout). After the first list, such failures are always retried.
+   *
+   * Either way each distinct failure is logged once — at error with its fix when diagnosed, else as a warning —
+   * and retried quietly (debug) until the list or watch works again ("watch connected again" at info).
+   */
+  readonly startup?: "retry" | "fail" | undefined
 }
 
 /**
@@ -203,10 +214,20 @@ export interface Options {
  *
  * @example
  * ```ts
- * const events = Watcher.watch(KubeClient.listWatch(Resource.ConfigMap, { namespace: "default" }))
+ * import { Effect } from "effect"
+ * import { Cache, KubeClient, Resource, Watcher } from "@reconcile/kube"
+ *
+ * const events = Effect.map(KubeClient.KubeClient, (client) =>
+ *   Watcher.watch(Cache.listWatch(client, Resource.ConfigMap, { namespace: "default" })))
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const watch: <A>(listWatch: ListWatch<A>, options?: Options) => Stream.Stream<WatcherEvent<A>> = internal.watch
+export const watch: {
+  <A>(listWatch: ListWatch<A>, options: Options & { readonly startup: "fail" }): Stream.Stream<
+    WatcherEvent<A>,
+    KubeError.KubeError
+  >
+  <A>(listWatch: ListWatch<A>, options?: Options): Stream.Stream<WatcherEvent<A>>
+} = (<A>(listWatch: ListWatch<A>, options?: Options) => internal.watch(listWatch, options)) as any

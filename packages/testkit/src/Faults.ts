@@ -74,6 +74,11 @@ export interface FailRule extends Match {
   readonly code: number
   /** Sent as `Retry-After` and `details.retryAfterSeconds`. */
   readonly retryAfterSeconds?: number | undefined
+  /**
+   * The Status message (default `injected fault: <code>`; for a 403, kube-apiserver's RBAC denial:
+   * `configmaps is forbidden: User "system:serviceaccount:default:reconcile" cannot list resource "configmaps" in
+   * API group "" in the namespace "default"`).
+   */
   readonly message?: string | undefined
 }
 

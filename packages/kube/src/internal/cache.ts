@@ -1,13 +1,16 @@
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import type * as Cache from "../Cache.js"
 import type * as Informer from "../Informer.js"
 import * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
 import type * as Resource from "../Resource.js"
+import { Namespace as Namespaces } from "../Resource.js"
 import type * as Watcher from "../Watcher.js"
+import * as diagnose from "./diagnose.js"
 import * as internalInformer from "./informer.js"
 import { isMetadataOnly } from "./metadataOnly.js"
 
@@ -37,15 +40,40 @@ export const listWatch = <A extends HasMetadata>(
   if (selection.namespace !== undefined) parts.push(`in ${selection.namespace}`)
   if (selection.labelSelector !== undefined) parts.push(`labels ${selection.labelSelector}`)
   if (selection.fieldSelector !== undefined) parts.push(`fields ${selection.fieldSelector}`)
+  // errors name the kind (a missing CRD's message says which Kind it serves)
+  const named = Effect.mapError((error: KubeError.KubeError) => diagnose.attach(error, { kind: resource.kind }))
+  const namedWatch = (error: KubeError.KubeError) => diagnose.attach(error, { kind: resource.kind, watch: true })
+  // A list in a namespace that does not exist answers an empty list: before the first list of a namespaced
+  // selection, ask for the namespace (a 403 — no right to read namespaces — skips the check).
+  let namespaceChecked = selection.namespace === undefined
+  const checkNamespace = Effect.suspend(() => {
+    if (namespaceChecked) return Effect.void
+    const namespace = selection.namespace!
+    return client.get(Namespaces, namespace).pipe(
+      Effect.asVoid,
+      Effect.catch((error): Effect.Effect<void, KubeError.KubeError> =>
+        error._tag === "NotFound"
+          ? Effect.fail(diagnose.withDiagnosis(error, diagnose.namespaceMissing(namespace)))
+          : Effect.void
+      ),
+      Effect.andThen(Effect.sync(() => {
+        namespaceChecked = true
+      }))
+    )
+  })
   return {
     name: parts.join(" "),
-    list: (options) => client.list(resource, { ...select, limit: options.limit, continue: options.continue }),
-    watch: (options) => client.watch(resource, { ...select, ...options }),
+    list: (options) =>
+      Effect.andThen(
+        options.continue === undefined ? checkNamespace : Effect.void,
+        client.list(resource, { ...select, limit: options.limit, continue: options.continue }).pipe(named)
+      ),
+    watch: (options) => Stream.mapError(client.watch(resource, { ...select, ...options }), namedWatch),
     // one item "not older than" the resourceVersion: a reset server answers 504 "Too large resource version"
     checkResourceVersion: (resourceVersion) =>
       Effect.asVoid(
         client.list(resource, { ...select, limit: 1, resourceVersion, resourceVersionMatch: "NotOlderThan" })
-      ),
+      ).pipe(named),
     resourceVersion: (object) => object.metadata?.resourceVersion
   }
 }

@@ -185,3 +185,81 @@ export const resolve = (loaded: Loaded): Effect.Effect<Resolved, KubeConfigError
       : "default"
     return Effect.succeed({ server, namespace, skipTLSVerify: cluster.skipTLSVerify })
   })
+
+/**
+ * The in-cluster service account only (the token and CA mounted in a Pod, `KUBERNETES_SERVICE_HOST/PORT`): what
+ * an operator's Deployment runs with. Never reads `KUBECONFIG` or `~/.kube/config`.
+ *
+ * @internal
+ */
+export const inCluster: Effect.Effect<Loaded, KubeConfigError> = Effect.gen(function*() {
+  const env = yield* Config.all({
+    host: Config.option(Config.String("KUBERNETES_SERVICE_HOST")),
+    port: Config.option(Config.String("KUBERNETES_SERVICE_PORT"))
+  }).pipe(
+    Effect.mapError((cause) => new KubeConfigError({ source: "in-cluster", reason: String(cause), cause }))
+  )
+  if (!exists(`${serviceAccountRoot}/token`)) {
+    return yield* new KubeConfigError({
+      source: "in-cluster",
+      reason: `no service account token at ${serviceAccountRoot}/token: not running in a Pod (outside a cluster, ` +
+        "use --kubeconfig PATH or --context NAME)"
+    })
+  }
+  if (Option.isNone(env.host) || Option.isNone(env.port)) {
+    return yield* new KubeConfigError({
+      source: "in-cluster",
+      reason: "a service account token is mounted but KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set"
+    })
+  }
+  return yield* loadWith("in-cluster", (kc) => kc.loadFromCluster())
+})
+
+/**
+ * The kubeconfig `file`, else the files of `KUBECONFIG` (merged) or `~/.kube/config`, with `context` as the current
+ * context (an error naming the defined contexts when it is not one of them).
+ *
+ * @internal
+ */
+export const fromContext = (context: string, file?: string): Effect.Effect<Loaded, KubeConfigError> =>
+  Effect.gen(function*() {
+    if (file !== undefined) return yield* withContext(yield* fromFile(file), context)
+    const env = yield* Config.all({
+      kubeconfig: Config.option(Config.String("KUBECONFIG")),
+      home: Config.option(Config.String("HOME"))
+    }).pipe(
+      Effect.mapError((cause) => new KubeConfigError({ source: "default", reason: String(cause), cause }))
+    )
+    const files = Option.getOrElse(env.kubeconfig, () => "").split(path.delimiter).filter((f) => f !== "")
+    const home = Option.map(env.home, (home) => path.join(home, ".kube", "config"))
+    if (files.length === 0 && Option.isSome(home) && exists(home.value)) files.push(home.value)
+    if (files.length === 0) {
+      return yield* new KubeConfigError({
+        source: "default",
+        reason: `no kubeconfig to take context "${context}" from: KUBECONFIG is not set and ~/.kube/config does not ` +
+          "exist"
+      })
+    }
+    const [first, ...rest] = files as [string, ...Array<string>]
+    const loaded = yield* fromFile(first)
+    for (const file of rest) {
+      const other = yield* fromFile(file)
+      yield* Effect.try({
+        try: () => loaded.kubeConfig.mergeConfig(other.kubeConfig, true),
+        catch: (cause) => new KubeConfigError({ source: file, reason: describeLoadError(cause), cause })
+      })
+    }
+    return yield* withContext({ kubeConfig: loaded.kubeConfig, source: files.join(path.delimiter) }, context)
+  })
+
+const withContext = (loaded: Loaded, context: string): Effect.Effect<Loaded, KubeConfigError> => {
+  const contexts = loaded.kubeConfig.getContexts()
+  if (!contexts.some((c) => c.name === context)) {
+    const names = contexts.length === 0 ? "none defined" : contexts.map((c) => c.name).join(", ")
+    return Effect.fail(
+      new KubeConfigError({ source: loaded.source, reason: `context "${context}" is not defined (contexts: ${names})` })
+    )
+  }
+  loaded.kubeConfig.setCurrentContext(context)
+  return Effect.succeed({ kubeConfig: loaded.kubeConfig, source: `${loaded.source} (context ${context})` })
+}

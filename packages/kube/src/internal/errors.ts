@@ -25,6 +25,9 @@ export const redact = (text: string): string => text.replace(bearer, "$1 <redact
 const where = (request: KubeError.RequestInfo | undefined): string =>
   request === undefined ? "" : `${request.method} ${request.path}: `
 
+/** The message of a diagnosed error: what is wrong, then what to do. @internal */
+export const diagnosed = (diagnosis: KubeError.Diagnosis): string => `${diagnosis.summary}: ${diagnosis.fix}`
+
 /** @internal */
 export const describe = (
   error: {
@@ -33,8 +36,10 @@ export const describe = (
     readonly request?: KubeError.RequestInfo | undefined
     readonly causes?: ReadonlyArray<KubeError.StatusCause>
     readonly retryAfter?: Duration.Duration | undefined
+    readonly diagnosis?: KubeError.Diagnosis | undefined
   }
 ): string => {
+  if (error.diagnosis !== undefined) return diagnosed(error.diagnosis)
   const status = error.status
   const head = `${where(error.request)}${error._tag} (${status.code ?? 0}${
     status.reason !== undefined ? ` ${status.reason}` : ""
@@ -51,6 +56,7 @@ export const describe = (
 
 /** @internal */
 export const describeTransport = (error: KubeError.Transport): string => {
+  if (error.diagnosis !== undefined) return diagnosed(error.diagnosis)
   const cause = error.cause
   const text = cause instanceof Error
     ? `${

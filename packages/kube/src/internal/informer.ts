@@ -159,7 +159,11 @@ export const make = <A extends HasMetadata>(
     // and skips older batches still in its queue: nothing is seen twice, nothing is missed.
     let published = 0
     const pubsub = yield* PubSub.unbounded<Batch<A>>()
-    const synced = yield* Deferred.make<void>()
+    const synced = yield* Deferred.make<void, KubeError.KubeError>()
+    /** Completes (as a defect) with the startup failure: the informer's streams die with it. */
+    const failedAtStart = Effect.flatMap(Deferred.await(synced), () => Effect.never).pipe(
+      Effect.catch((error) => Effect.die(error))
+    )
     const informerName = listWatch.name
     /** Counts decode failures, logs each new undecodable version, and sets the gauge. */
     const report = (failures: ReadonlyArray<KubeError.Decode>, events: ReadonlyArray<UndecodableEvent>) =>
@@ -190,6 +194,7 @@ export const make = <A extends HasMetadata>(
     const onHealth = options.watcher?.onHealth
     const watcherOptions: Watcher.Options = {
       ...options.watcher,
+      startup: options.failAtStart === false ? "retry" : "fail",
       onHealth: (h) =>
         Effect.andThen(
           Effect.sync(() => {
@@ -199,7 +204,8 @@ export const make = <A extends HasMetadata>(
         )
     }
     const currentHealth = Effect.sync(() => health)
-    yield* Watch.watch(listWatch, watcherOptions).pipe(
+    // `startup` is "fail" unless `failAtStart: false`; the stream's error type is that of "fail" either way
+    yield* Watch.watch(listWatch, watcherOptions as Watcher.Options & { readonly startup: "fail" }).pipe(
       Stream.runForEachArray((chunk) =>
         Effect.suspend(() => {
           let initDone = false
@@ -220,6 +226,14 @@ export const make = <A extends HasMetadata>(
             : Effect.andThen(report(failures ?? [], undecodable), done)
         })
       ),
+      // a failure at start (a CRD not installed, 403, …: see `Watcher.Options.startup`) fails `synced` with it; the
+      // failure is the report (a main program prints it once), so it is logged at debug only
+      Effect.catch((error) =>
+        Effect.andThen(
+          Effect.logDebug(error.message).pipe(Effect.annotateLogs({ informer: informerName, error: error._tag })),
+          Deferred.fail(synced, error)
+        )
+      ),
       Effect.forkScoped
     )
     /** Stored objects as initial creates, then the live events `pick` takes from each batch (one chunk per batch). */
@@ -239,23 +253,25 @@ export const make = <A extends HasMetadata>(
                 Stream.map((batch) => pick(batch) as Arr.NonEmptyReadonlyArray<Event.Event<B>>),
                 Stream.flattenArray
               )
-            )
+            ).pipe(Stream.interruptWhen(failedAtStart))
           }))
       )
     const events = subscribe(() => reflector.store.list(), (batch) => batch[1])
     const undecodableEvents = subscribe(() => reflector.store.listUndecodable(), (batch) => batch[2])
+    // a source's `synced` never fails: a failed start ends its `events` instead (as a defect carrying the error)
+    const sourceSynced = Effect.catch(Deferred.await(synced), () => Effect.never)
     const informer: Informer.Informer<A> = {
       name: listWatch.name,
       store: reflector.store,
       synced: Deferred.await(synced),
-      hasSynced: Deferred.isDone(synced),
+      hasSynced: Effect.sync(() => reflector.synced),
       events,
       health: currentHealth,
-      source: Source.make({ name: listWatch.name, events, synced: Deferred.await(synced), health: currentHealth }),
+      source: Source.make({ name: listWatch.name, events, synced: sourceSynced, health: currentHealth }),
       undecodable: Source.make({
         name: `${listWatch.name} (undecodable)`,
         events: undecodableEvents,
-        synced: Deferred.await(synced),
+        synced: sourceSynced,
         health: currentHealth
       })
     }

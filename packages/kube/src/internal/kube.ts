@@ -14,6 +14,7 @@ import type * as Kube from "../Kube.js"
 import type { KubeConfigError } from "../Kube.js"
 import * as KubeError from "../KubeError.js"
 import * as config from "./config.js"
+import * as diagnose from "./diagnose.js"
 import { truncate } from "./errors.js"
 import * as restClient from "./restClient.js"
 import * as retry from "./retry.js"
@@ -133,6 +134,14 @@ export const make = (
     const throttle = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       bucket === undefined ? effect : Effect.andThen(bucket.take, effect)
     const metrics = restClient.makeMetrics(restClient.hostOf(base))
+    // what a diagnosis names: the server and, when the client was loaded from a kubeconfig, its context
+    const currentContext = loaded.source === "in-cluster" ? undefined : kc.getCurrentContext()
+    const where: diagnose.Context = {
+      server: base,
+      context: currentContext === undefined || currentContext === "" ? undefined : currentContext
+    }
+    const diagnosed = (watch: boolean) => (error: KubeError.KubeError) =>
+      diagnose.attach(error, watch ? { ...where, watch } : where)
 
     // One undici dispatcher (and connection pool) per distinct TLS material; a change (a rotated client
     // certificate from an exec plugin) starts a new pool. Every dispatcher is destroyed with the scope.
@@ -288,7 +297,9 @@ export const make = (
       )
       const idempotent = req.idempotent ?? (req.method === "GET" || req.method === "PUT")
       // the token is taken before the timeout starts, as client-go throttles before it sets its deadline
-      return metrics.timeRequest(req.method)(retry.withRetry(throttle(attempt), policy, idempotent))
+      return metrics.timeRequest(req.method)(retry.withRetry(throttle(attempt), policy, idempotent)).pipe(
+        Effect.mapError(diagnosed(false))
+      )
     }
 
     const stream = (req: Kube.Request): Stream.Stream<Uint8Array, KubeError.KubeError> => {
@@ -301,7 +312,13 @@ export const make = (
       )
       // client-go does not rate limit watches (`Request.Watch`); other streamed requests take a token
       const open = req.query?.watch === true ? send : throttle(send)
-      return Stream.unwrap(Effect.map(open, (response) => Stream.mapError(response.stream, toTransport(info))))
+      const watch = req.query?.watch === true
+      return Stream.unwrap(
+        Effect.map(
+          Effect.mapError(open, diagnosed(watch)),
+          (response) => Stream.mapError(response.stream, (e) => diagnosed(watch)(toTransport(info)(e)))
+        )
+      )
     }
 
     return {

@@ -79,6 +79,8 @@ export const make = (
     let observedTime = 0
     let current: Resource.Lease | undefined
     let lastFailure = "no attempt yet"
+    /** The error of the last failed try, if it was an API error. */
+    let lastError: KubeError.KubeError | undefined
     /** When the Lease held by another replica expires in our eyes (after a failed try). */
     let expiresAt: number | undefined
 
@@ -107,6 +109,7 @@ export const make = (
     const attempt: Effect.Effect<Option.Option<number>> = Effect.gen(function*() {
       const start = yield* Clock.currentTimeMillis
       expiresAt = undefined
+      lastError = undefined
       const found = yield* KubeError.ignoreNotFound(client.get(Resource.Lease, name, { namespace }))
       if (Option.isNone(found)) {
         const created = yield* client.create(Resource.Lease, {
@@ -140,6 +143,7 @@ export const make = (
       Effect.catch((error) =>
         Effect.sync(() => {
           lastFailure = error.message
+          lastError = error
           return Option.none()
         })
       )
@@ -148,10 +152,14 @@ export const make = (
     /** An attempt that gives up after `millis`. */
     const attemptWithin = (millis: number) => Effect.map(Effect.timeoutOption(attempt, millis), Option.flatten)
 
-    const acquire: Effect.Effect<number> = Effect.gen(function*() {
+    const acquire: Effect.Effect<number, KubeError.KubeError> = Effect.gen(function*() {
+      let first = true
       while (true) {
         const acquired = yield* attemptWithin(renewDeadline)
         if (Option.isSome(acquired)) return acquired.value
+        // at start, what retrying will not fix (a missing namespace, 403, 401, an unreachable server) stops here
+        if (first && lastError !== undefined && KubeError.isDiagnosed(lastError)) return yield* Effect.fail(lastError)
+        first = false
         const r = jitter > 0 ? yield* Random.next : 0
         let wait = retryPeriod * (1 + jitter * r)
         // try again the moment the holder's lease expires rather than up to a period later
@@ -183,7 +191,15 @@ export const make = (
       })
 
     const run = Effect.gen(function*() {
-      const acquiredAt = yield* acquire
+      const acquiredAt = yield* Effect.catch(acquire, (error) =>
+        Effect.gen(function*() {
+          // the controllers stop on `awaitLoss`, so the Manager exits with the reason (and the fix) at once: that
+          // failure is the report (a main program prints it once), so it is logged at debug only
+          const reason = `cannot acquire the lease ${lease}: ${error.message}`
+          yield* Effect.logDebug(reason)
+          yield* Deferred.succeed(lost, new LeadershipLost({ identity, reason }))
+          return yield* Effect.interrupt
+        }))
       leader = true
       yield* Deferred.succeed(elected, undefined)
       yield* Effect.logInfo("acquired leadership")

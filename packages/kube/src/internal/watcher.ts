@@ -13,6 +13,7 @@ import * as Stream from "effect/Stream"
 import type * as KubeError from "../KubeError.js"
 import type * as Watcher from "../Watcher.js"
 import { WatcherEvent } from "../Watcher.js"
+import { isFatalAtStart } from "./diagnose.js"
 
 /** Counts objects skipped because they did not decode, by watch name. @internal */
 export const undecodableTotal = Metric.counter("watcher_undecodable_total", {
@@ -210,7 +211,8 @@ const isNamed = (error: KubeError.Decode): boolean => error.metadata?.name !== u
 
 /** @internal */
 export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Options = {}): Stream.Stream<
-  Watcher.WatcherEvent<A>
+  Watcher.WatcherEvent<A>,
+  KubeError.KubeError
 > =>
   Stream.unwrap(Effect.clockWith((clock) =>
     Effect.sync(() => {
@@ -222,7 +224,27 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
       const jitter = options.jitter ?? 1
       const tags = { watch: listWatch.name }
       /** `verify`: check the resourceVersion with the server before the next watch (after a failure or empty watch). */
-      const state = { resourceVersion: undefined as string | undefined, failures: 0, verify: false, shortWatches: 0 }
+      const state = {
+        resourceVersion: undefined as string | undefined,
+        failures: 0,
+        verify: false,
+        shortWatches: 0,
+        /** Whether a list has completed once: before, a diagnosed failure ends the stream with `startup: "fail"`. */
+        synced: false
+      }
+      const failAtStart = options.startup === "fail"
+      /**
+       * The failures logged since the server last answered the same way (key → the verb that failed, if known):
+       * each is logged once (diagnosed ones at error, with the fix), then retried quietly (debug) until it recovers.
+       */
+      const reported = new Map<string, string | undefined>()
+      /** A list completed (`list`) or a watch delivered (`watch`): the failures of that verb (or unknown) are over. */
+      const recovered = (verb: "list" | "watch") => {
+        if (reported.size === 0) return
+        for (const [key, failed] of reported) {
+          if (verb === "watch" || failed !== "watch") reported.delete(key)
+        }
+      }
       const check = listWatch.checkResourceVersion
 
       // --- connection health: the last time the server was heard from, and since when it is lost (if it is)
@@ -250,6 +272,11 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
         health.received = true
         return health.lost === undefined ? undefined : reconnected
       }
+      /** A watch delivered something: its failures are over too. */
+      const heardWatch = (): Effect.Effect<void> | undefined => {
+        recovered("watch")
+        return heard()
+      }
       const heardEffect = Effect.suspend(() => heard() ?? Effect.void)
       const lose = (reason: string) =>
         Effect.suspend(() => {
@@ -265,6 +292,8 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
       const progress = Effect.sync(() => {
         state.failures = 0
         state.verify = false
+        state.synced = true
+        recovered("list")
       })
 
       const backoff = (error: KubeError.KubeError | ShortWatch) =>
@@ -281,14 +310,24 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
             : 0
           const delay = Math.max(retryAfter, Math.min(max, Math.max(0, base * factor)))
           yield* Metric.update(Metric.withAttributes(errorsTotal, { watch: tags.watch, error: error._tag }), 1)
-          yield* Effect.logWarning("watcher error; retrying").pipe(
-            Effect.annotateLogs({
-              ...tags,
-              error: error._tag,
-              detail: error.message ?? "",
-              retryInMillis: Math.round(delay)
-            })
-          )
+          const diagnosis = "diagnosis" in error ? error.diagnosis : undefined
+          const key = diagnosis !== undefined ? `${diagnosis.problem}: ${diagnosis.summary}` : error._tag
+          const annotations = {
+            ...tags,
+            error: error._tag,
+            detail: error.message ?? "",
+            retryInMillis: Math.round(delay)
+          }
+          if (reported.has(key)) {
+            yield* Effect.logDebug("watcher error; retrying").pipe(Effect.annotateLogs(annotations))
+          } else {
+            reported.set(key, diagnosis?.rule?.verbs[0])
+            yield* (diagnosis !== undefined
+              ? Effect.logError(`${error.message} (retrying with backoff; logged again when it recovers)`).pipe(
+                Effect.annotateLogs({ ...tags, error: error._tag })
+              )
+              : Effect.logWarning("watcher error; retrying").pipe(Effect.annotateLogs(annotations)))
+          }
           yield* Effect.sleep(Duration.millis(delay))
         })
 
@@ -411,7 +450,7 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
           return listWatch.watch({ resourceVersion: state.resourceVersion!, allowWatchBookmarks: true, timeoutSeconds })
             .pipe(
               idle(idleTimeout),
-              (events) => toWatcherEvents(events, listWatch, state, skipUndecodable, heard),
+              (events) => toWatcherEvents(events, listWatch, state, skipUndecodable, heardWatch),
               Stream.concat(Stream.fromEffectDrain(ended(startedAt)))
             )
         })
@@ -432,6 +471,10 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
                 Effect.andThen(reconnect("idle"))
               )
             )
+          }
+          // before the first list completed, a failure retrying will not fix ends the stream (`startup: "fail"`)
+          if (failAtStart && !state.synced && error._tag !== "ShortWatch" && isFatalAtStart(error)) {
+            return Stream.fail(error)
           }
           return Stream.fromEffectDrain(backoff(error))
         })

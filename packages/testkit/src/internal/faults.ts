@@ -192,6 +192,16 @@ const reasons: Record<number, ApiError.StatusReason> = {
   504: "Timeout"
 }
 
+/** The user named by injected 403s (kube-apiserver names the requester). @internal */
+export const faultUser = "system:serviceaccount:default:reconcile"
+
+/** kube-apiserver's message for a request RBAC denies. */
+const rbacDenial = (verb: Verb, rt: ResourceType, namespace: string | undefined): string =>
+  `${rt.group === "" ? rt.plural : `${rt.plural}.${rt.group}`} is forbidden: User "${faultUser}" cannot ${verb} ` +
+  `resource "${rt.plural}" in API group "${rt.group}" ${
+    namespace === undefined ? "at the cluster scope" : `in the namespace "${namespace}"`
+  }`
+
 /** mulberry32: a small seeded PRNG, so probabilistic faults replay exactly. */
 const mulberry32 = (seed: number): () => number => {
   let a = seed >>> 0
@@ -331,11 +341,17 @@ export class FaultState {
         latencyMillis += rule.action.millis
       } else {
         const { code, retryAfterSeconds, message } = rule.action
+        // a 403 without a message reads as kube-apiserver's RBAC denial, with its details
+        const forbidden = code === 403 && message === undefined && rt !== undefined
         failure = ApiError.make(
           code,
           reasons[code] ?? "InternalError",
-          message ?? `injected fault: ${code}`,
-          retryAfterSeconds !== undefined ? { retryAfterSeconds } : undefined
+          message ?? (forbidden ? rbacDenial(verb, rt, namespace) : `injected fault: ${code}`),
+          retryAfterSeconds !== undefined
+            ? { retryAfterSeconds }
+            : forbidden
+            ? { group: rt.group, kind: rt.plural }
+            : undefined
         )
       }
     }

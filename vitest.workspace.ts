@@ -12,5 +12,6 @@ export default [
   "examples/config-rollout",
   "examples/external-trigger",
   "examples/webapp",
-  "chaos"
+  "chaos",
+  "docs"
 ]

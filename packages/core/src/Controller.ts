@@ -102,6 +102,10 @@ export interface Watch<E = never, R = never> {
  *
  * @example
  * ```ts
+ * import { Controller, Handler, type ObjectMeta, Predicates, type Source } from "@reconcile/core"
+ *
+ * declare const pods: Source.Source<ObjectMeta.HasMetadata> // e.g. a cache's source of Pods
+ *
  * Controller.watch(pods, Handler.forObject, Predicates.generationChanged)
  * ```
  *
@@ -239,7 +243,15 @@ export interface Controller<E = never> {
  *
  * @example
  * ```ts
- * yield* Controller.addWatch(controller, Controller.watch(discovered, Handler.forObject))
+ * import { Effect } from "effect"
+ * import { Controller, Handler, type ObjectMeta, type Source } from "@reconcile/core"
+ *
+ * declare const controller: Controller.Controller<never> // from Controller.make
+ * declare const discovered: Source.Source<ObjectMeta.HasMetadata> // a source of a kind found at run time
+ *
+ * const program = Effect.gen(function*() {
+ *   yield* Controller.addWatch(controller, Controller.watch(discovered, Handler.forObject))
+ * })
  * ```
  *
  * @since 0.2.0
@@ -322,6 +334,12 @@ export type Definition<E, RW, F extends Effect.Effect<unknown, unknown, unknown>
  *
  * @example
  * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { Controller, Handler, Manager, type ObjectMeta, type Request, type Source } from "@reconcile/core"
+ *
+ * declare const pods: Source.Source<ObjectMeta.HasMetadata> // e.g. a cache's source of Pods
+ * const reconcile = (request: Request.Request) => Effect.log(`reconcile ${request.name}`)
+ *
  * const Main = Layer.mergeAll(
  *   Controller.layer({ name: "pods", watches: [Controller.watch(pods, Handler.forObject)], reconcile })
  * ).pipe(Layer.provideMerge(Manager.layer({ healthPort: 8081 })))

@@ -33,6 +33,9 @@ export const names: typeof internal.names = internal.names
  *
  * @example
  * ```ts
+ * import { Metric } from "effect"
+ * import { ControllerMetrics } from "@reconcile/core"
+ *
  * const successes = Metric.value(ControllerMetrics.forController("webapp").total.success)
  * ```
  *

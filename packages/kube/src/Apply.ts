@@ -29,8 +29,11 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
  * import { Apply, OwnerReference, Resource } from "@reconcile/kube"
+ *
+ * // WebApp: a custom resource (Resource.custom)
+ * declare const WebApp: Resource.Resource<Resource.CustomObject<{ readonly image: string }>>
+ * type WebApp = Resource.Type<typeof WebApp>
  *
  * const ensureConfig = (app: WebApp) =>
  *   Apply.createOrUpdate(

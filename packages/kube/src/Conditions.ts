@@ -46,6 +46,11 @@ export type ConditionInput = Omit<Condition, "lastTransitionTime" | "message"> &
  *
  * @example
  * ```ts
+ * import { Conditions, type Resource } from "@reconcile/kube"
+ *
+ * // an object whose status has conditions
+ * declare const app: Resource.CustomObject<unknown, { readonly conditions?: ReadonlyArray<Conditions.Condition> }>
+ *
  * const next = Conditions.set(app.status?.conditions ?? [], {
  *   type: "Ready", status: "True", reason: "DeploymentAvailable", observedGeneration: app.metadata.generation
  * }, new Date())

@@ -24,7 +24,13 @@
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { EventRecorder } from "@reconcile/kube"
+ * import type { Reconcile } from "@reconcile/core"
+ * import { EventRecorder, type KubeClient, type Resource } from "@reconcile/kube"
+ *
+ * // WebApp: a custom resource (Resource.custom)
+ * declare const WebApp: Resource.Resource<Resource.CustomObject<{ readonly image: string }>>
+ * type WebApp = Resource.Type<typeof WebApp>
+ * declare const scaleUp: (app: WebApp) => Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient>
  *
  * const reconcile = (app: WebApp) =>
  *   Effect.gen(function*() {
@@ -124,7 +130,9 @@ export interface Options {
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { EventRecorder } from "@reconcile/kube"
+ * import { EventRecorder, type Resource } from "@reconcile/kube"
+ *
+ * declare const app: Resource.CustomObject<{ readonly image: string }> // the object the event is about
  *
  * const program = Effect.gen(function*() {
  *   const recorder = yield* EventRecorder.make({ controller: "webapp", window: "5 minutes" })
@@ -152,7 +160,9 @@ export const layer = (options: Options): Layer.Layer<EventRecorder, never, KubeC
  *
  * @example
  * ```ts
- * import { EventRecorder } from "@reconcile/kube"
+ * import { EventRecorder, type Resource } from "@reconcile/kube"
+ *
+ * declare const app: Resource.CustomObject<{ readonly image: string }> // the object the event is about
  *
  * const warn = EventRecorder.record(app, {
  *   type: "Warning",

@@ -44,8 +44,15 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { Finalizer, KubeController } from "@reconcile/kube"
+ * import type { Effect } from "effect"
+ * import type { ObjectMeta, Reconcile } from "@reconcile/core"
+ * import { Finalizer, type KubeClient, KubeController, type Resource } from "@reconcile/kube"
+ *
+ * // WebApp: a custom resource (Resource.custom)
+ * declare const WebApp: Resource.Resource<Resource.CustomObject<{ readonly image: string }>>
+ * type WebApp = Resource.Type<typeof WebApp>
+ * declare const ensureDeployment: (app: WebApp) => Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient>
+ * declare const deleteExternalDatabase: (metadata: ObjectMeta.ObjectMeta) => Effect.Effect<void, Reconcile.Outcome>
  *
  * const reconcile = Finalizer.reconcile({
  *   resource: WebApp,

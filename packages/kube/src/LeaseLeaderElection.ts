@@ -33,12 +33,16 @@
  * ```ts
  * import { Layer } from "effect"
  * import { Manager } from "@reconcile/core"
- * import { Kube, KubeClient, LeaseLeaderElection } from "@reconcile/kube"
+ * import { Cache, Kube, KubeClient, LeaseLeaderElection } from "@reconcile/kube"
+ *
+ * // a controller: KubeController.layer({ ... })
+ * declare const WebAppController: Layer.Layer<never, never, Cache.Cache | KubeClient.KubeClient>
  *
  * const Main = Layer.mergeAll(WebAppController).pipe(
  *   Layer.provideMerge(Manager.layer({ healthPort: 8081 })),
  *   Layer.provide(LeaseLeaderElection.layer({ name: "webapp-operator", namespace: "operators" })),
- *   Layer.provide(KubeClient.layer),
+ *   Layer.provide(Cache.layer()),
+ *   Layer.provideMerge(KubeClient.layer),
  *   Layer.provide(Kube.layerFromDefault())
  * )
  * ```

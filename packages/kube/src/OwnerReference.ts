@@ -92,6 +92,11 @@ const withReferences = <A extends HasMetadata>(object: A, refs: ReadonlyArray<Ow
  *
  * @example
  * ```ts
+ * import { OwnerReference, type Resource } from "@reconcile/kube"
+ *
+ * declare const webApp: Resource.CustomObject<{ readonly image: string }> // the owner, read from the server
+ * declare const deployment: Resource.Deployment
+ *
  * // Result<Deployment, AlreadyOwned | InvalidOwner>
  * const owned = OwnerReference.setControllerReference(webApp, deployment)
  * ```

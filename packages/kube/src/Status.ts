@@ -16,8 +16,16 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { Status } from "@reconcile/kube"
+ * import { type Conditions, type Resource, Status } from "@reconcile/kube"
+ *
+ * // WebApp: a custom resource (Resource.custom) whose status has readyReplicas and conditions
+ * declare const WebApp: Resource.Resource<
+ *   Resource.CustomObject<
+ *     { readonly image: string },
+ *     { readonly readyReplicas?: number; readonly conditions?: ReadonlyArray<Conditions.Condition> }
+ *   >
+ * >
+ * type WebApp = Resource.Type<typeof WebApp>
  *
  * const report = (app: WebApp, ready: number) =>
  *   Status.patch(WebApp, app, { readyReplicas: ready }, {
@@ -75,8 +83,16 @@ export interface PatchOptions {
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { Status } from "@reconcile/kube"
+ * import { type Conditions, type Resource, Status } from "@reconcile/kube"
+ *
+ * // WebApp: a custom resource (Resource.custom) whose status has readyReplicas and conditions
+ * declare const WebApp: Resource.Resource<
+ *   Resource.CustomObject<
+ *     { readonly image: string },
+ *     { readonly readyReplicas?: number; readonly conditions?: ReadonlyArray<Conditions.Condition> }
+ *   >
+ * >
+ * type WebApp = Resource.Type<typeof WebApp>
  *
  * const degraded = (app: WebApp, why: string) =>
  *   Status.patch(WebApp, app, {}, {
@@ -101,7 +117,16 @@ export const patch: <A extends HasMetadata>(
  *
  * @example
  * ```ts
- * import { Status } from "@reconcile/kube"
+ * import { type Conditions, type Resource, Status } from "@reconcile/kube"
+ *
+ * // WebApp: a custom resource (Resource.custom) whose status has readyReplicas and conditions
+ * declare const WebApp: Resource.Resource<
+ *   Resource.CustomObject<
+ *     { readonly image: string },
+ *     { readonly readyReplicas?: number; readonly conditions?: ReadonlyArray<Conditions.Condition> }
+ *   >
+ * >
+ * type WebApp = Resource.Type<typeof WebApp>
  *
  * const ready = (app: WebApp) =>
  *   Status.setConditions(WebApp, app, [{ type: "Ready", status: "True", reason: "DeploymentAvailable" }])

@@ -19,7 +19,13 @@
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Undecodable } from "@reconcile/kube"
+ * import type { Reconcile } from "@reconcile/core"
+ * import { type KubeClient, type Resource, Undecodable } from "@reconcile/kube"
+ *
+ * // WebApp: a custom resource (Resource.custom)
+ * declare const WebApp: Resource.Resource<Resource.CustomObject<{ readonly image: string }>>
+ * type WebApp = Resource.Type<typeof WebApp>
+ * declare const reconcileWebApp: (app: WebApp) => Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient>
  *
  * const reconcile = (app: WebApp | Undecodable.Undecodable) =>
  *   Undecodable.is(app)
@@ -95,6 +101,15 @@ export const fromDecode = (error: KubeError.Decode): Option.Option<Undecodable> 
  *
  * @example
  * ```ts
+ * import type { Effect } from "effect"
+ * import type { Reconcile } from "@reconcile/core"
+ * import { type KubeClient, KubeController, type Resource, Undecodable } from "@reconcile/kube"
+ *
+ * // WebApp: a custom resource (Resource.custom)
+ * declare const WebApp: Resource.Resource<Resource.CustomObject<{ readonly image: string }>>
+ * type WebApp = Resource.Type<typeof WebApp>
+ * declare const reconcileWebApp: (app: WebApp) => Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient>
+ *
  * KubeController.layer({
  *   name: "webapp",
  *   for: WebApp,

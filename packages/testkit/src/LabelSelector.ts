@@ -26,6 +26,8 @@ export interface Requirement {
  *
  * @example
  * ```ts
+ * import { LabelSelector } from "@reconcile/testkit"
+ *
  * LabelSelector.parse("app=web,tier in (front,back),!canary")
  * ```
  *

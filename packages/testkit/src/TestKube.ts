@@ -126,8 +126,14 @@ export const layerWithCluster = (
  *
  * @example
  * ```ts
- * yield* KubeClient.create(Greeting, greeting)
- * yield* TestKube.settle // the controller reconciles it
+ * import { Effect } from "effect"
+ * import { KubeClient, Resource } from "@reconcile/kube"
+ * import { TestKube } from "@reconcile/testkit"
+ *
+ * const program = Effect.gen(function*() {
+ *   yield* KubeClient.create(Resource.ConfigMap, { metadata: { name: "settings", namespace: "default" } })
+ *   yield* TestKube.settle // the controllers watching ConfigMaps reconcile it
+ * })
  * ```
  *
  * @since 0.1.0

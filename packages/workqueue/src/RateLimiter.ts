@@ -73,6 +73,8 @@ export declare namespace RateLimiter {
  *
  * @example
  * ```ts
+ * import { RateLimiter } from "@reconcile/workqueue"
+ *
  * const limiter: RateLimiter.Make = RateLimiter.bucket({ perSecond: 10, burst: 100 })
  * ```
  *
@@ -131,6 +133,8 @@ export interface FastSlowOptions {
  *
  * @example
  * ```ts
+ * import { RateLimiter } from "@reconcile/workqueue"
+ *
  * const limiter = RateLimiter.exponential({ base: "5 millis", max: "1000 seconds" })
  * ```
  *
@@ -164,6 +168,8 @@ export const fastSlow: (options: FastSlowOptions) => Effect.Effect<RateLimiter.S
  *
  * @example
  * ```ts
+ * import { RateLimiter } from "@reconcile/workqueue"
+ *
  * const limiter = RateLimiter.maxOf(
  *   RateLimiter.exponential({ base: "5 millis", max: "1000 seconds" }),
  *   RateLimiter.bucket({ perSecond: 10, burst: 100 })
@@ -217,6 +223,8 @@ export const priorityDefault: Effect.Effect<RateLimiter.Service> = exponential({
  *
  * @example
  * ```ts
+ * import { RateLimiter } from "@reconcile/workqueue"
+ *
  * const Limits = RateLimiter.layer(RateLimiter.exponential({ base: "1 second", max: "5 minutes" }))
  * ```
  *

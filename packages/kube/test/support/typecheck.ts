@@ -2,7 +2,7 @@
  * Typechecks TypeScript texts against the in-repo sources with the TypeScript compiler API (the `typescript`
  * package, 5.9): the options of `tsconfig.base.json` (strict, `exactOptionalPropertyTypes`, the `paths` that map
  * `@reconcile/*` to `packages/*\/src`), the texts as virtual files of one program. Used by the tests of compiler
- * messages (`compileErrors.test.ts`) and of the documentation's code blocks (`portingGuide.test.ts`).
+ * messages (`compileErrors.test.ts`); the documentation's code blocks are checked by `docs/test/docs.test.ts`.
  */
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"

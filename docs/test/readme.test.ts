@@ -1,0 +1,64 @@
+/**
+ * The README's code, run: "Testing a controller in one screen" as it is written (its test registers here), and the
+ * promise of "A controller in one screen" that `owns: [Resource.ConfigMap]` repairs a deleted ConfigMap, checked on
+ * the README's own `Greeting` and `GreetingController`. Both are extracted from README.md when loaded (the
+ * `readme:` modules of docs/vitest.config.ts), never copied.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Cache, KubeClient, OwnerReference, Resource } from "@reconcile/kube"
+import { TestKube } from "@reconcile/testkit"
+import { Effect, Layer } from "effect"
+import { Greeting, GreetingController } from "readme:greeting"
+
+describe("README: Testing a controller in one screen", async () => {
+  // registers the README's own test in this suite
+  await import("readme:testing")
+})
+
+describe("README: A controller in one screen", () => {
+  const greeting = (name: string, message: string) => ({
+    apiVersion: Greeting.apiVersion,
+    kind: Greeting.kind,
+    metadata: { name, namespace: "default" },
+    spec: { message }
+  })
+  const start = Effect.gen(function*() {
+    yield* KubeClient.patch(
+      Resource.CustomResourceDefinition,
+      "greetings.example.com",
+      Resource.crdManifest(Greeting),
+      { type: "apply", fieldManager: "test" }
+    )
+    yield* Layer.build(GreetingController.pipe(Layer.provide(Cache.layer())))
+  })
+
+  it.effect("the ConfigMap is owned by its Greeting, and re-created after each deletion", () =>
+    Effect.gen(function*() {
+      yield* start
+      const owner = yield* KubeClient.create(Greeting, greeting("hello", "hi"))
+      yield* TestKube.settle
+      for (let round = 0; round < 3; round++) {
+        const cm = yield* KubeClient.get(Resource.ConfigMap, "hello", { namespace: "default" })
+        assert.strictEqual(cm.data?.message, "hi")
+        assert.isTrue(OwnerReference.isControlledBy(cm, owner), "the Greeting is the ConfigMap's controller")
+        yield* KubeClient.del(Resource.ConfigMap, "hello", { namespace: "default" })
+        yield* TestKube.settle
+      }
+      const repaired = yield* KubeClient.get(Resource.ConfigMap, "hello", { namespace: "default" })
+      assert.strictEqual(repaired.data?.message, "hi")
+    }).pipe(Effect.provide(TestKube.layerWithCluster())))
+
+  it.effect("the ConfigMap goes with its Greeting (garbage collection through the owner reference)", () =>
+    Effect.gen(function*() {
+      yield* start
+      yield* KubeClient.create(Greeting, greeting("hello", "hi"))
+      yield* KubeClient.create(Greeting, greeting("other", "ho"))
+      yield* TestKube.settle
+      yield* KubeClient.del(Greeting, "hello", { namespace: "default" })
+      yield* TestKube.settle
+      const left = yield* KubeClient.list(Resource.ConfigMap, { namespace: "default" })
+      const names = left.items.map((c) => c.metadata?.name)
+      assert.isFalse(names.includes("hello"), "the deleted Greeting's ConfigMap is collected")
+      assert.isTrue(names.includes("other"), "the other Greeting's ConfigMap stays")
+    }).pipe(Effect.provide(TestKube.layerWithCluster())))
+})

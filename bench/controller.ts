@@ -1,11 +1,17 @@
 /**
- * Controller benchmark (issue 3).
+ * Controller benchmark (issues 3 and 15).
  *
  * (a) Throughput: no-op reconciles of 100,000 distinct keys from an in-memory
  *     source through a predicate, a handler and the queue, 4 workers, metrics
- *     on. Reports reconciles per second and the runtime's overhead per
- *     reconcile in microseconds (wall time / reconciles: the reconcile itself
- *     does nothing).
+ *     and log annotations on, as users run it:
+ *     - without a tracer (effect's default: no span objects are built),
+ *     - with a tracer installed (a span per reconcile, ended and handed to the
+ *       tracer as an exporter would receive it),
+ *     - and the same-run baseline: what a TypeScript author writes without
+ *       Reconcile (a plain-JS dedup queue, 4 async workers, no metrics, logs or
+ *       spans).
+ *     Runs are interleaved (untraced, traced, plain) three times after a
+ *     warm-up; the figures are the medians.
  * (b) Latency: 5,000 events per second for 10 seconds (real time) through a
  *     channel source; p50/p99 of the time from offering the event to the start
  *     of its reconcile.
@@ -13,7 +19,7 @@
  * Writes bench/results/controller.json. Run with `npm run bench:controller`.
  */
 import { Controller, Event, Handler, Predicates, Source } from "@reconcile/core"
-import { Deferred, Duration, Effect, Stream } from "effect"
+import { Deferred, Duration, Effect, Stream, Tracer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -25,10 +31,26 @@ interface Obj {
 const obj = (name: string): Obj => ({ metadata: { name, namespace: "bench", generation: 1 } })
 
 const N = Number(process.env.BENCH_KEYS ?? 100_000)
+const RUNS = Number(process.env.BENCH_RUNS ?? 3)
+const WORKERS = 4
 const RATE = 5_000
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 
-const throughput = (run: number) =>
+/** A tracer as an exporter sees it: every reconcile span is made, ended, and handed over (here: counted). */
+let spansEnded = 0
+const tracer = Tracer.make({
+  span: (options) => {
+    const span = new Tracer.NativeSpan(options)
+    const end = span.end.bind(span)
+    span.end = (endTime, exit) => {
+      end(endTime, exit)
+      spansEnded++
+    }
+    return span
+  }
+})
+
+const throughput = (run: string, traced: boolean) =>
   Effect.gen(function*() {
     const events = Array.from({ length: N }, (_, i) => Event.create(obj(`object-${i}`), { initial: true }))
     const finished = yield* Deferred.make<void>()
@@ -44,12 +66,76 @@ const throughput = (run: number) =>
         )
       ],
       reconcile: () => ++count === N ? Deferred.succeed(finished, undefined) : Effect.void,
-      options: { maxConcurrentReconciles: 4 }
-    })
+      options: { maxConcurrentReconciles: WORKERS }
+    }).pipe(traced ? Effect.withTracer(tracer) : (self) => self)
     yield* Deferred.await(finished)
     const seconds = (performance.now() - start) / 1000
     return N / seconds
   }).pipe(Effect.scoped)
+
+/**
+ * The baseline: the same work without Reconcile — a plain-JS dedup queue (client-go's dirty/processing rules), the
+ * events filtered by the same predicate and turned into keys, 4 async workers awaiting a no-op reconcile.
+ */
+const plainThroughput = async (): Promise<number> => {
+  const events = Array.from({ length: N }, (_, i) => Event.create(obj(`object-${i}`), { initial: true }))
+  const ready: Array<string> = []
+  let head = 0
+  const dirty = new Set<string>()
+  const processing = new Set<string>()
+  const waiting: Array<(key: string) => void> = []
+  const add = (key: string) => {
+    if (dirty.has(key)) return
+    dirty.add(key)
+    if (processing.has(key)) return
+    const taker = waiting.shift()
+    if (taker !== undefined) {
+      dirty.delete(key)
+      processing.add(key)
+      taker(key)
+    } else ready.push(key)
+  }
+  const take = (): string | Promise<string> => {
+    if (head < ready.length) {
+      const key = ready[head++]!
+      dirty.delete(key)
+      processing.add(key)
+      return key
+    }
+    return new Promise((resolve) => waiting.push(resolve))
+  }
+  const done = (key: string) => {
+    processing.delete(key)
+    if (dirty.has(key)) {
+      dirty.delete(key)
+      add(key)
+    }
+  }
+  const reconcile = async (_request: { namespace: string; name: string }) => {}
+  let count = 0
+  const start = performance.now()
+  let finish!: () => void
+  const finished = new Promise<void>((resolve) => finish = resolve)
+  for (let w = 0; w < WORKERS; w++) {
+    void (async () => {
+      while (count < N) {
+        const key = await take()
+        const slash = key.indexOf("/")
+        await reconcile({ namespace: key.slice(0, slash), name: key.slice(slash + 1) })
+        done(key)
+        if (++count === N) finish()
+      }
+    })()
+  }
+  // The source: events in batches, yielding to the workers between batches as a stream would.
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!
+    if (Predicates.generationChanged(event)) add(`${event.object.metadata.namespace}/${event.object.metadata.name}`)
+    if (i % 4096 === 4095) await new Promise((resolve) => setImmediate(resolve))
+  }
+  await finished
+  return N / ((performance.now() - start) / 1000)
+}
 
 const latency = Effect.gen(function*() {
   const channel = yield* Source.channel<Obj>("events")
@@ -63,7 +149,7 @@ const latency = Effect.gen(function*() {
         const sent = sentAt.get(req.name)
         if (sent !== undefined) latencies.push(performance.now() - sent)
       }),
-    options: { maxConcurrentReconciles: 4 }
+    options: { maxConcurrentReconciles: WORKERS }
   })
   // 5,000 events per second as batches of 5 every millisecond-ish, paced against the wall clock.
   const total = RATE * SECONDS
@@ -84,21 +170,46 @@ const latency = Effect.gen(function*() {
   return { p50: pick(0.5), p99: pick(0.99), max: latencies[latencies.length - 1]!, samples: latencies.length, sent }
 }).pipe(Effect.scoped)
 
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
 const program = Effect.gen(function*() {
-  yield* throughput(0) // warm-up
-  const runs = [yield* throughput(1), yield* throughput(2), yield* throughput(3)]
-  const reconcilesPerSec = Math.max(...runs)
+  // Warm-up of every variant, then interleaved runs so that the machine's drift hits all of them alike.
+  yield* throughput("warmup", false)
+  yield* throughput("warmup-traced", true)
+  yield* Effect.promise(plainThroughput)
+  const untraced: Array<number> = []
+  const traced: Array<number> = []
+  const plain: Array<number> = []
+  spansEnded = 0
+  for (let run = 0; run < RUNS; run++) {
+    untraced.push(yield* throughput(`${run}`, false))
+    traced.push(yield* throughput(`traced-${run}`, true))
+    plain.push(yield* Effect.promise(plainThroughput))
+  }
+  if (spansEnded !== RUNS * N) throw new Error(`expected ${RUNS * N} reconcile spans, got ${spansEnded}`)
+  const reconcilesPerSec = median(untraced)
+  const reconcilesPerSecTraced = median(traced)
+  const baselinePlainReconcilesPerSec = median(plain)
   const lat = yield* latency
   const result = {
     benchmark: "controller",
     date: new Date().toISOString(),
     node: process.version,
     cpus: os.cpus().length,
+    loadAverage: os.loadavg().map((n) => Number(n.toFixed(2))),
     keys: N,
-    workers: 4,
+    workers: WORKERS,
+    runs: RUNS,
     reconcilesPerSec: Math.round(reconcilesPerSec),
-    reconcilesPerSecRuns: runs.map(Math.round),
+    reconcilesPerSecTraced: Math.round(reconcilesPerSecTraced),
+    baselinePlainReconcilesPerSec: Math.round(baselinePlainReconcilesPerSec),
+    ratioToPlain: Number(median(untraced.map((r, i) => r / plain[i]!)).toFixed(3)),
+    tracedRatio: Number(median(traced.map((r, i) => r / untraced[i]!)).toFixed(3)),
+    reconcilesPerSecRuns: untraced.map(Math.round),
+    reconcilesPerSecTracedRuns: traced.map(Math.round),
+    baselinePlainRuns: plain.map(Math.round),
     overheadMicros: Number((1e6 / reconcilesPerSec).toFixed(2)),
+    overheadMicrosTraced: Number((1e6 / reconcilesPerSecTraced).toFixed(2)),
     eventsPerSec: RATE,
     seconds: SECONDS,
     p50LatencyMs: Number(lat.p50.toFixed(3)),
@@ -106,8 +217,12 @@ const program = Effect.gen(function*() {
     maxLatencyMs: Number(lat.max.toFixed(3)),
     latencySamples: lat.samples,
     eventsSent: lat.sent,
-    notes: "reconcilesPerSec: best of 3 runs after a warm-up; overheadMicros = 1e6 / reconcilesPerSec with a no-op " +
-      "reconcile (source → predicate → handler → queue → worker → decide, metrics on). Latency: event offered to the " +
+    notes:
+      "reconcilesPerSec (no tracer: no span objects) and reconcilesPerSecTraced (a tracer installed: one span per " +
+      "reconcile, ended and handed to it): medians of interleaved runs after a warm-up, no-op reconcile through " +
+      "source → predicate → handler → queue → worker → decide, controller and workqueue metrics and the four log " +
+      "annotations on. baselinePlain: a plain-JS dedup queue with 4 async workers and no metrics, logs or spans, " +
+      "same events and predicate, same run. overheadMicros = 1e6 / reconcilesPerSec. Latency: event offered to the " +
       "channel source → reconcile start, real time."
   }
   const file = path.join(import.meta.dirname, "results", "controller.json")

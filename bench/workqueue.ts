@@ -1,7 +1,9 @@
 /**
- * Workqueue benchmark (issue 2): add → take → done cycles over 10,000
+ * Workqueue benchmark (issues 2 and 15): add → take → done cycles over 10,000
  * distinct keys where half of the adds are duplicates, measured in one
- * process, one run, against a minimal plain-JavaScript dedup queue.
+ * process against a minimal plain-JavaScript dedup queue and the floor of any
+ * Effect-wrapped queue (the same calls as `Effect.sync` no-ops), three
+ * interleaved runs, medians.
  *
  * Writes bench/results/workqueue.json. Run with `npm run bench:workqueue`.
  */
@@ -13,8 +15,8 @@ import * as path from "node:path"
 
 const KEYS = 10_000
 const keys = Array.from({ length: KEYS }, (_, i) => `default/object-${i}`)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100)
-const WARMUP_ROUNDS = 20
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 50)
+const WARMUP_ROUNDS = 10
 
 /** The baseline: a plain JavaScript dedup queue (Set + array ring buffer) with client-go's dirty/processing rules. */
 class PlainQueue {
@@ -103,49 +105,58 @@ const concurrentRound = (queue: Workqueue.Workqueue.Service, workers: number) =>
     while ((yield* queue.len) > 0) yield* Effect.flatMap(queue.take, queue.done)
   })
 
+const RUNS = Number(process.env.BENCH_RUNS ?? 3)
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
 const program = Effect.gen(function*() {
   const plain = new PlainQueue()
-  const baselineCyclesPerSec = measure(ROUNDS, () => {
+  const plainRound = () => {
     for (const key of keys) {
       plain.add(key)
       plain.add(key)
     }
     for (let i = 0; i < KEYS; i++) plain.done(plain.take()!)
-  })
+  }
 
   // The floor of any Effect-based queue: the same four calls per cycle as Effect.sync no-ops.
   const noop = (key: string) => Effect.sync(() => void key)
-  const effectFloorCyclesPerSec = yield* measureEffect(
-    ROUNDS,
-    Effect.gen(function*() {
-      for (const key of keys) {
-        yield* noop(key)
-        yield* noop(key)
-      }
-      for (let i = 0; i < KEYS; i++) {
-        yield* noop(keys[i]!)
-        yield* noop(keys[i]!)
-      }
-    })
-  )
+  const floorRound = Effect.gen(function*() {
+    for (const key of keys) {
+      yield* noop(key)
+      yield* noop(key)
+    }
+    for (let i = 0; i < KEYS; i++) {
+      yield* noop(keys[i]!)
+      yield* noop(keys[i]!)
+    }
+  })
 
   const fifo = yield* Workqueue.make({ name: "bench-fifo" })
-  const cyclesPerSec = yield* measureEffect(ROUNDS, singleFiberRound(fifo))
-
   const concurrent = yield* Workqueue.make({ name: "bench-concurrent" })
-  const concurrentCyclesPerSec = yield* measureEffect(ROUNDS, concurrentRound(concurrent, 8))
-
   const priority = yield* PriorityWorkqueue.make({ name: "bench-priority" })
-  const priorityCyclesPerSec = yield* measureEffect(ROUNDS, singleFiberRound(priority))
 
-  // The baseline again at the end, so that drift over the run shows.
-  const baselineCyclesPerSecAfter = measure(ROUNDS, () => {
-    for (const key of keys) {
-      plain.add(key)
-      plain.add(key)
-    }
-    for (let i = 0; i < KEYS; i++) plain.done(plain.take()!)
-  })
+  // RUNS interleaved runs of every variant (the machine's drift hits them alike); each figure is a median, and the
+  // ratios are medians of the per-run ratios.
+  const runs = {
+    baseline: [] as Array<number>,
+    floor: [] as Array<number>,
+    fifo: [] as Array<number>,
+    concurrent: [] as Array<number>,
+    priority: [] as Array<number>
+  }
+  for (let run = 0; run < RUNS; run++) {
+    runs.baseline.push(measure(ROUNDS, plainRound))
+    runs.floor.push(yield* measureEffect(ROUNDS, floorRound))
+    runs.fifo.push(yield* measureEffect(ROUNDS, singleFiberRound(fifo)))
+    runs.concurrent.push(yield* measureEffect(ROUNDS, concurrentRound(concurrent, 8)))
+    runs.priority.push(yield* measureEffect(ROUNDS, singleFiberRound(priority)))
+  }
+  const cyclesPerSec = median(runs.fifo)
+  const baselineCyclesPerSec = median(runs.baseline)
+  const effectFloorCyclesPerSec = median(runs.floor)
+  const concurrentCyclesPerSec = median(runs.concurrent)
+  const priorityCyclesPerSec = median(runs.priority)
+  const perRun = (of: Array<number>, to: Array<number>) => median(of.map((x, i) => x / to[i]!))
 
   const round = (n: number) => Math.round(n)
   const result = {
@@ -154,20 +165,26 @@ const program = Effect.gen(function*() {
     node: process.version,
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model,
+    loadAverage: os.loadavg().map((n) => Number(n.toFixed(2))),
     keys: KEYS,
     rounds: ROUNDS,
+    runs: RUNS,
     cyclesPerSec: round(cyclesPerSec),
     baselineCyclesPerSec: round(baselineCyclesPerSec),
-    baselineCyclesPerSecAfter: round(baselineCyclesPerSecAfter),
-    ratio: Number((cyclesPerSec / baselineCyclesPerSec).toFixed(3)),
+    ratio: Number(perRun(runs.fifo, runs.baseline).toFixed(3)),
     effectFloorCyclesPerSec: round(effectFloorCyclesPerSec),
-    floorRatio: Number((cyclesPerSec / effectFloorCyclesPerSec).toFixed(3)),
+    floorToBaseline: Number(perRun(runs.floor, runs.baseline).toFixed(3)),
+    floorRatio: Number(perRun(runs.fifo, runs.floor).toFixed(3)),
     concurrentCyclesPerSec: round(concurrentCyclesPerSec),
     priorityCyclesPerSec: round(priorityCyclesPerSec),
+    priorityRatio: Number(perRun(runs.priority, runs.baseline).toFixed(3)),
+    runsCyclesPerSec: Object.fromEntries(Object.entries(runs).map(([name, values]) => [name, values.map(round)])),
     notes: "cycle = one take+done of a key that was added twice (the second add collapses). " +
       "cyclesPerSec: Workqueue on one fiber; concurrentCyclesPerSec: 8 worker fibers; " +
       "priorityCyclesPerSec: PriorityWorkqueue on one fiber; baseline: plain JS Set + ring buffer queue, same rules; " +
-      "effectFloor: the same four calls per cycle as Effect.sync no-ops (what any Effect-wrapped queue pays before doing work)."
+      "effectFloor: the same four calls per cycle as Effect.sync no-ops (what any Effect-wrapped queue pays before " +
+      "doing work). Figures are medians of interleaved runs; ratios are medians of per-run ratios " +
+      "(ratio = cyclesPerSec / baseline, floorToBaseline = effectFloor / baseline, floorRatio = cyclesPerSec / floor)."
   }
   const file = path.join(import.meta.dirname, "results", "workqueue.json")
   fs.mkdirSync(path.dirname(file), { recursive: true })

@@ -14,6 +14,8 @@
  *
  * @since 0.1.0
  */
+import type * as Context from "effect/Context"
+import type * as Metric from "effect/Metric"
 import * as internal from "./internal/metrics.js"
 
 /**
@@ -49,3 +51,25 @@ export const forQueue = (name: string, controller: string = name): QueueMetrics 
  * @category models
  */
 export type QueueMetrics = internal.QueueMetrics
+
+/**
+ * Records one value into a metric series.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Update = internal.Update
+
+/**
+ * The update function of the series `metric` has in the registry of
+ * `context` (created at zero if missing), looked up once. `Metric.updateUnsafe`
+ * looks the series up on every call, which costs more than a queue operation
+ * or a no-op reconcile; the queue and the controller record through this.
+ * Updates go to the very series `Metric.updateUnsafe` would update, for as long
+ * as that series stays in the registry.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const updater: (metric: Metric.Metric<number, unknown>, context: Context.Context<never>) => Update =
+  internal.updater

@@ -1,3 +1,4 @@
+import { updater } from "@reconcile/workqueue/WorkqueueMetrics"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -5,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as Scope from "effect/Scope"
@@ -25,6 +27,10 @@ import * as debounce from "./debounce.js"
 import * as logging from "./logging.js"
 import * as queueOptions from "./queueOptions.js"
 
+/** An effect that is already a successful `Exit` (as `Effect.succeed` makes): its value is there without running it. */
+const isSuccess = <A, E, R>(effect: Effect.Effect<A, E, R>): effect is Exit.Success<A, E> =>
+  Exit.isExit(effect) && Exit.isSuccess(effect)
+
 /** @internal */
 export const watch = <A, E1, R1, E2 = never, R2 = never>(
   source: Source<A, E1, R1>,
@@ -40,7 +46,13 @@ export const watch = <A, E1, R1, E2 = never, R2 = never>(
       : Stream.filter(source.events, (event) => predicates.every((p) => p(event)))
     // The handler's rule, then the source's, then the default (internal/controllerQueue.ts).
     const priority = controllerQueue.priorityOf(handler.priority, source.priority)
-    return Stream.runForEach(events, (event) => Effect.flatMap(handler(event), (rs) => enqueue(rs, priority(event))))
+    return Stream.runForEach(events, (event) => {
+      const requests = handler(event)
+      // A handler that answers at once (`forObject`: an `Effect.succeed`) needs no flatMap.
+      return isSuccess(requests)
+        ? enqueue(requests.value, priority(event))
+        : Effect.flatMap(requests, (rs) => enqueue(rs, priority(event)))
+    })
   }
 })
 
@@ -82,6 +94,24 @@ export const make = <E, R, RW>(
     const context = yield* Effect.context<never>()
     const m = metrics.make(name)
     metrics.initialize(m, workers, context)
+    // The series of the per-reconcile updates, resolved once (WorkqueueMetrics.updater).
+    const record = {
+      success: updater(m.total.success, context),
+      error: updater(m.total.error, context),
+      requeueAfter: updater(m.total.requeue_after, context),
+      errors: updater(m.errors, context),
+      terminalErrors: updater(m.terminalErrors, context),
+      panics: updater(m.panics, context),
+      timeouts: updater(m.timeouts, context),
+      reconcileTime: updater(m.reconcileTime, context),
+      activeWorkers: updater(m.activeWorkers, context)
+    }
+    const clock = yield* Clock.Clock
+    // The debug line of a successful reconcile, made once; none when the minimum level hides debug (workers run in
+    // this context, so their level is this one).
+    const logSuccess = LogLevel.isGreaterThan(yield* References.MinimumLogLevel, "Debug")
+      ? undefined
+      : Effect.logDebug("Reconcile successful")
     // effect 4's default tracer is the in-memory native tracer, whose spans nothing can observe: a reconcile runs in a
     // span only when a real tracer is installed (and tracing is enabled), so tracing costs nothing unless it is used.
     const tracer = yield* Effect.tracer
@@ -121,7 +151,9 @@ export const make = <E, R, RW>(
     )
 
     const enqueueNow = (requests: ReadonlyArray<Request.Request>, priority?: number | undefined) =>
-      Effect.forEach(requests, (request) => keys.add(Request.key(request), priority), { discard: true })
+      requests.length === 1
+        ? keys.add(Request.key(requests[0]!), priority)
+        : Effect.forEach(requests, (request) => keys.add(Request.key(request), priority), { discard: true })
     // `debounce` (internal/debounce.ts): events of a key within the window collapse into one add.
     const enqueue = yield* debounce.wrap(options.debounce, enqueueNow, sourcesScope)
 
@@ -138,7 +170,10 @@ export const make = <E, R, RW>(
     if (options.warmup === true || (yield* election.isLeader)) yield* sources.startAll
 
     // --- one reconcile --------------------------------------------------------
-    const reconcileOne = (key: string): Effect.Effect<void, never, R> => {
+    // Per reconcile: the request's log annotations, a span only when traced, then the metrics, `decide` and `done` in
+    // one finalizer that sees the reconcile's exit (also when the worker is interrupted). The worker records the
+    // start (`startedAt`, `active`) right before it runs this.
+    const reconcileOne = (key: string, startedAt: number): Effect.Effect<unknown, never, R> => {
       const request = Request.fromKey(key)
       const annotations = {
         controller: name,
@@ -159,16 +194,20 @@ export const make = <E, R, RW>(
         // No stack trace per span: capturing one costs more than a no-op reconcile.
         run = Effect.withSpan(run, "reconcile", { attributes: annotations, captureStackTrace: false })
       }
-      return Effect.gen(function*() {
-        const startedAt = yield* Clock.currentTimeMillis
-        m.activeWorkers.updateUnsafe(++active, context)
-        const exit = yield* run.pipe(
-          Effect.exit,
-          Effect.ensuring(Effect.sync(() => m.activeWorkers.updateUnsafe(--active, context)))
-        )
-        m.reconcileTime.updateUnsafe(((yield* Clock.currentTimeMillis) - startedAt) / 1000, context)
-        yield* decide(key, exit)
-      }).pipe(Effect.annotateLogs(annotations))
+      // `Effect.exit`: the outcome was handled by `decide`, the worker goes on.
+      return Effect.annotateLogs(
+        Effect.exit(Effect.onExit(run, (exit) => {
+          record.activeWorkers(--active)
+          record.reconcileTime((clock.currentTimeMillisUnsafe() - startedAt) / 1000)
+          // A finalizer is uninterruptible: a success only forgets the key (synchronous for every built-in limiter);
+          // a failure's retry asks the rate limiter, which may be a custom one that waits, so it stays interruptible
+          // (as before) and `done` still runs.
+          return Exit.isSuccess(exit)
+            ? Effect.andThen(decide(key, exit), keys.done(key))
+            : Effect.ensuring(Effect.interruptible(decide(key, exit)), keys.done(key))
+        })),
+        annotations
+      )
     }
 
     // Outcome logging (controller-runtime's messages): success and RequeueAfter at debug; Retryable, Terminal and
@@ -181,8 +220,8 @@ export const make = <E, R, RW>(
     ) =>
       Effect.andThen(
         Effect.sync(() => {
-          m.errors.updateUnsafe(1, context)
-          m.total.error.updateUnsafe(1, context)
+          record.errors(1)
+          record.error(1)
         }),
         Effect.andThen(log, keys.retry(key, priority))
       )
@@ -192,8 +231,8 @@ export const make = <E, R, RW>(
       exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>
     ): Effect.Effect<void> => {
       if (Exit.isSuccess(exit)) {
-        m.total.success.updateUnsafe(1, context)
-        return Effect.andThen(Effect.logDebug("Reconcile successful"), keys.forget(key))
+        record.success(1)
+        return logSuccess === undefined ? keys.forget(key) : Effect.andThen(logSuccess, keys.forget(key))
       }
       const cause = exit.cause
       const failed = Cause.findErrorOption(cause)
@@ -201,7 +240,7 @@ export const make = <E, R, RW>(
         const error = failed.value
         switch (error._tag) {
           case "RequeueAfter":
-            m.total.requeue_after.updateUnsafe(1, context)
+            record.requeueAfter(1)
             return Effect.andThen(
               Effect.logDebug("Reconcile done, requeueing after").pipe(
                 Effect.annotateLogs("requeueAfter", Duration.format(error.after))
@@ -215,7 +254,7 @@ export const make = <E, R, RW>(
               error.priority
             )
           case "ReconcileTimeout":
-            m.timeouts.updateUnsafe(1, context)
+            record.timeouts(1)
             return retryable(
               key,
               Effect.logError("Reconcile timed out").pipe(
@@ -223,9 +262,9 @@ export const make = <E, R, RW>(
               )
             )
           case "Terminal":
-            m.terminalErrors.updateUnsafe(1, context)
-            m.errors.updateUnsafe(1, context)
-            m.total.error.updateUnsafe(1, context)
+            record.terminalErrors(1)
+            record.errors(1)
+            record.error(1)
             keys.clearRetry(key)
             return Effect.logError("Terminal reconciler error: no retry until the next change").pipe(
               Effect.annotateLogs("error", outcomeText(error))
@@ -234,12 +273,12 @@ export const make = <E, R, RW>(
       }
       if (Cause.hasInterruptsOnly(cause)) return Effect.void
       // A defect: a throw or Effect.die inside the reconcile.
-      m.panics.updateUnsafe(1, context)
+      record.panics(1)
       const defects = Cause.fromReasons<never>(
         cause.reasons.filter((reason): reason is Cause.Die | Cause.Interrupt => !Cause.isFailReason(reason))
       )
       if (!recoverPanics) {
-        m.total.error.updateUnsafe(1, context)
+        record.error(1)
         return Effect.andThen(
           Effect.logError("Observed a panic in reconciler", defects),
           Deferred.failCause(failure, defects)
@@ -256,7 +295,9 @@ export const make = <E, R, RW>(
           yield* keys.done(key)
           return
         }
-        yield* Effect.ensuring(reconcileOne(key), keys.done(key))
+        const startedAt = clock.currentTimeMillisUnsafe()
+        record.activeWorkers(++active)
+        yield* reconcileOne(key, startedAt)
       }
     }).pipe(Effect.catchTag("WorkqueueShutdown", () => Effect.void))
 

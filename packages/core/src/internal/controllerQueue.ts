@@ -87,7 +87,8 @@ export const make = (options: {
       if (priority !== 0) inFlight.set(key, priority)
       return key
     }),
-    done: (key) =>
+    // A FIFO queue has no priorities to remember.
+    done: pq === undefined ? queue.done : (key) =>
       Effect.suspend(() => {
         inFlight.delete(key)
         return queue.done(key)

@@ -1,12 +1,11 @@
 import type * as Clock from "effect/Clock"
-import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as RateLimiter from "../RateLimiter.js"
 import type { WorkqueueShutdown } from "../WorkqueueError.js"
 import { MAX_DELAY_MILLIS } from "./delay.js"
 import { Heap, type HeapNode } from "./heap.js"
-import type { QueueMetrics } from "./metrics.js"
+import type { QueueRecorder } from "./metrics.js"
 
 /** A fiber blocked in `take`; resumed with an item, or `undefined` on shutdown. @internal */
 type Taker<T> = (item: T | undefined) => void
@@ -32,8 +31,8 @@ const lessDelayed = (a: Delayed, b: Delayed): boolean =>
  */
 export abstract class QueueCore<T> {
   shuttingDown = false
-  /** Keys handed out and not yet `done`, with the time (ms) they were handed out. */
-  readonly processing = new Map<string, number>()
+  /** Number of keys handed out and not yet `done`. */
+  protected inFlight = 0
   private readonly takers = new Set<Taker<T>>()
   private readonly drainWaiters = new Set<() => void>()
   private readonly delayed = new Heap<Delayed>(lessDelayed)
@@ -50,9 +49,8 @@ export abstract class QueueCore<T> {
     readonly name: string,
     readonly clock: Clock.Clock,
     readonly limiter: RateLimiter.RateLimiter.Service,
-    readonly metrics: QueueMetrics,
-    /** What the metrics are recorded with (the registry of the fiber that made the queue). */
-    readonly metricsContext: Context.Context<never>
+    /** The queue's series, in the registry of the fiber that made the queue. */
+    readonly metrics: QueueRecorder
   ) {
     this.origin = clock.currentTimeMillisUnsafe()
   }
@@ -63,8 +61,13 @@ export abstract class QueueCore<T> {
   protected abstract onDelayedReady(key: string): void
   /** Number of items ready to be taken. */
   abstract readyLength(): number
-  /** `key` finished processing; re-queue it if it was re-added meanwhile. */
-  protected abstract afterDone(key: string): void
+  /**
+   * Ends the processing of `key` (re-queueing it if it was re-added meanwhile, without handing it out yet) and
+   * returns when (ms) it was handed out, or -1 when it is not being processed.
+   */
+  protected abstract finish(key: string): number
+  /** Calls `f` with the time (ms) each key in flight was handed out. */
+  protected abstract forEachInFlight(f: (startedAt: number) => void): void
 
   /**
    * The clock's time in ms, relative to when the queue was made: small
@@ -78,21 +81,21 @@ export abstract class QueueCore<T> {
 
   /** Records an add that counts (the key was not already waiting). */
   protected recordAdd(): void {
-    this.metrics.adds.updateUnsafe(1, this.metricsContext)
-    this.metrics.depth.updateUnsafe(++this.depth, this.metricsContext)
+    this.metrics.adds(1)
+    this.metrics.depth(++this.depth)
   }
 
-  /** Records that `key`, added at `addedAt` (ms), was handed to a taker. */
-  protected recordTake(key: string, addedAt: number): void {
+  /** Records that a key added at `addedAt` (ms) is handed to a taker; returns the time (ms) it starts processing. */
+  protected recordTake(addedAt: number): number {
     const now = this.now()
-    this.metrics.depth.updateUnsafe(--this.depth, this.metricsContext)
-    this.metrics.queueDuration.updateUnsafe((now - addedAt) / 1000, this.metricsContext)
-    this.processing.set(key, now)
-    if (this.processing.size === 1 && this.busyWake !== undefined) {
+    this.metrics.depth(--this.depth)
+    this.metrics.queueDuration((now - addedAt) / 1000)
+    if (++this.inFlight === 1 && this.busyWake !== undefined) {
       const wake = this.busyWake
       this.busyWake = undefined
       wake()
     }
+    return now
   }
 
   // --- taking -------------------------------------------------------------
@@ -130,12 +133,12 @@ export abstract class QueueCore<T> {
 
   /** Marks `key` done; a key that is not being processed is ignored. */
   done(key: string): void {
-    const started = this.processing.get(key)
-    if (started === undefined) return
-    this.processing.delete(key)
-    this.metrics.workDuration.updateUnsafe((this.now() - started) / 1000, this.metricsContext)
-    this.afterDone(key)
-    if (this.processing.size === 0 && this.drainWaiters.size > 0) {
+    const started = this.finish(key)
+    if (started < 0) return
+    this.inFlight--
+    this.metrics.workDuration((this.now() - started) / 1000)
+    this.notify()
+    if (this.inFlight === 0 && this.drainWaiters.size > 0) {
       for (const resolve of this.drainWaiters) resolve()
       this.drainWaiters.clear()
     }
@@ -229,13 +232,13 @@ export abstract class QueueCore<T> {
     const now = this.now()
     let total = 0
     let longest = 0
-    for (const started of this.processing.values()) {
+    this.forEachInFlight((started) => {
       const elapsed = (now - started) / 1000
       total += elapsed
       if (elapsed > longest) longest = elapsed
-    }
-    this.metrics.unfinishedWork.updateUnsafe(total, this.metricsContext)
-    this.metrics.longestRunning.updateUnsafe(longest, this.metricsContext)
+    })
+    this.metrics.unfinishedWork(total)
+    this.metrics.longestRunning(longest)
   }
 
   /**
@@ -253,7 +256,7 @@ export abstract class QueueCore<T> {
     })
     const loop: Effect.Effect<void> = Effect.suspend(() => {
       this.updateUnfinishedWork()
-      return Effect.andThen(this.processing.size === 0 ? waitBusy : this.clock.sleep(period), loop)
+      return Effect.andThen(this.inFlight === 0 ? waitBusy : this.clock.sleep(period), loop)
     })
     return loop
   }
@@ -274,7 +277,7 @@ export abstract class QueueCore<T> {
 
   /** Waits until no key is being processed. */
   readonly awaitDrained: Effect.Effect<void> = Effect.suspend(() =>
-    this.processing.size === 0 ? Effect.void : Effect.callback<void>((resume) => {
+    this.inFlight === 0 ? Effect.void : Effect.callback<void>((resume) => {
       const resolve = () => resume(Effect.void)
       this.drainWaiters.add(resolve)
       return Effect.sync(() => {

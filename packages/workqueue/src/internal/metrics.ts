@@ -82,14 +82,57 @@ export const make = (name: string, controller: string): QueueMetrics => {
 export const recordingContext = (registry: Metric.MetricRegistry): Context.Context<never> =>
   Context.make(Metric.MetricRegistry, registry)
 
+/** Records one value into a series. @internal */
+export type Update = (input: number) => void
+
+const sameAttributes = (a: Metric.Metric.AttributeSet | undefined, b: Metric.Metric.AttributeSet): boolean => {
+  const keys = a === undefined ? [] : Object.keys(a)
+  return keys.length === Object.keys(b).length && keys.every((key) => a![key] === b[key])
+}
+
 /**
- * Creates every series of `metrics` in the registry of `context` (effect 4
- * registers a series lazily, at its first read or update), so that each one is
- * exported from the start, at zero, as client-go does. Existing series are
- * kept as they are.
+ * The update function of the series `metric` has in the registry of
+ * `context` (created at zero if missing), resolved once: `Metric.updateUnsafe`
+ * looks the series up in the registry on every call (its key, the registry,
+ * the map), which costs more than the queue operation it records. Updates
+ * through it go to the very series `Metric.updateUnsafe` would update, for as
+ * long as that series stays in the registry.
  *
  * @internal
  */
-export const register = (metrics: QueueMetrics, context: Context.Context<never>): void => {
-  for (const metric of Object.values(metrics) as Array<Metric.Metric<never, unknown>>) metric.valueUnsafe(context)
+export const updater = (metric: Metric.Metric<number, unknown>, context: Context.Context<never>): Update => {
+  metric.valueUnsafe(context)
+  // The series' attributes: the metric's, merged with the context's (as `Metric.updateUnsafe` merges them).
+  const attributes = { ...metric.attributes, ...Context.get(context, Metric.CurrentMetricAttributes) }
+  for (const series of Context.get(context, Metric.MetricRegistry).values()) {
+    if (
+      series.id === metric.id && series.type === metric.type && series.description === metric.description &&
+      sameAttributes(series.attributes, attributes)
+    ) {
+      const hooks = series.hooks as Metric.Metric.Hooks<number, unknown>
+      return (input) => hooks.update(input, context)
+    }
+  }
+  return (input) => metric.updateUnsafe(input, context)
 }
+
+/** The update functions of a queue's series. @internal */
+export type QueueRecorder = { readonly [K in keyof QueueMetrics]: Update }
+
+/**
+ * Creates every series of `metrics` in the registry of `context` (effect 4
+ * registers a series lazily, at its first read or update), so that each one is
+ * exported from the start, at zero, as client-go does (existing series are
+ * kept as they are), and resolves their update functions.
+ *
+ * @internal
+ */
+export const recorder = (metrics: QueueMetrics, context: Context.Context<never>): QueueRecorder => ({
+  depth: updater(metrics.depth, context),
+  adds: updater(metrics.adds, context),
+  queueDuration: updater(metrics.queueDuration, context),
+  workDuration: updater(metrics.workDuration, context),
+  unfinishedWork: updater(metrics.unfinishedWork, context),
+  longestRunning: updater(metrics.longestRunning, context),
+  retries: updater(metrics.retries, context)
+})

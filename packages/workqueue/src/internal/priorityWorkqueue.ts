@@ -33,11 +33,13 @@ const lessItem = (a: Item, b: Item): boolean => a.priority > b.priority || (a.pr
 export class PriorityQueue extends QueueCore<PriorityWorkqueue.PriorityWorkqueue.Taken> {
   private readonly items = new Map<string, Item>()
   private readonly ready = new Heap<Item>(lessItem)
+  /** Keys handed out and not yet `done`, with the time (ms) they were handed out. */
+  private readonly processing = new Map<string, number>()
   private seq = 0
 
   add(key: string, priority: number, delayMillis: number): void {
     if (this.shuttingDown) return
-    if (delayMillis > 0) this.metrics.retries.updateUnsafe(1, this.metricsContext)
+    if (delayMillis > 0) this.metrics.retries(1)
     const now = this.now()
     const readyAt = delayMillis > 0 ? now + delayMillis : 0
     const item = this.items.get(key)
@@ -78,7 +80,7 @@ export class PriorityQueue extends QueueCore<PriorityWorkqueue.PriorityWorkqueue
     const item = this.ready.pop()
     if (item === undefined) return undefined
     this.items.delete(item.key)
-    this.recordTake(item.key, item.addedAt)
+    this.processing.set(item.key, this.recordTake(item.addedAt))
     return { key: item.key, priority: item.priority }
   }
 
@@ -87,12 +89,17 @@ export class PriorityQueue extends QueueCore<PriorityWorkqueue.PriorityWorkqueue
     if (item !== undefined && item.readyAt !== 0) this.becomeReady(item, this.now())
   }
 
-  protected afterDone(key: string): void {
+  protected finish(key: string): number {
+    const started = this.processing.get(key)
+    if (started === undefined) return -1
+    this.processing.delete(key)
     const item = this.items.get(key)
-    if (item !== undefined && item.readyAt === 0) {
-      this.ready.push(item)
-      this.notify()
-    }
+    if (item !== undefined && item.readyAt === 0) this.ready.push(item)
+    return started
+  }
+
+  protected forEachInFlight(f: (startedAt: number) => void): void {
+    for (const started of this.processing.values()) f(started)
   }
 
   readyLength(): number {
@@ -107,8 +114,8 @@ export const make = (
   options: Workqueue.Workqueue.Options
 ): Effect.Effect<PriorityWorkqueue.PriorityWorkqueue.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { clock, limiter, metricsContext, queueMetrics } = yield* resolveOptions(options, RateLimiter.priorityDefault)
-    const core = new PriorityQueue(options.name, clock, limiter, queueMetrics, metricsContext)
+    const { clock, limiter, recorder } = yield* resolveOptions(options, RateLimiter.priorityDefault)
+    const core = new PriorityQueue(options.name, clock, limiter, recorder)
     yield* startCore(core)
     const addWithOptions = (key: string, opts: PriorityWorkqueue.PriorityWorkqueue.AddOptions = {}) => {
       const priority = opts.priority ?? 0

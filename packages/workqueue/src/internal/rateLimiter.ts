@@ -7,6 +7,28 @@ import { InvalidRateLimiterOptions } from "../WorkqueueError.js"
 
 type Service = RateLimiter.RateLimiter.Service
 
+/**
+ * The synchronous `forget` of the limiters made here, so that `maxOf` forgets a key in one step (a controller
+ * forgets the key of every successful reconcile) rather than through `Effect.forEach`. It is trusted only while the
+ * limiter's `forget` is still the one it was made with (a copy with another `forget` keeps the symbol).
+ */
+const forgetSync: unique symbol = Symbol.for("@reconcile/workqueue/RateLimiter/forgetSync")
+
+interface SyncForget {
+  readonly [forgetSync]: { readonly forget: Service["forget"]; readonly run: (key: string) => void }
+}
+
+const syncForgetOf = (limiter: Service): ((key: string) => void) | undefined => {
+  const sync = forgetSync in limiter ? (limiter as Service & SyncForget)[forgetSync] : undefined
+  return sync !== undefined && sync.forget === limiter.forget ? sync.run : undefined
+}
+
+/** A limiter whose `forget` runs `run` synchronously. */
+const withSyncForget = (limiter: Omit<Service, "forget">, run: (key: string) => void): Service & SyncForget => {
+  const forget = (key: string) => Effect.sync(() => run(key))
+  return { ...limiter, forget, [forgetSync]: { forget, run } }
+}
+
 const millisOf = (input: Duration.Input): number => {
   const millis = Duration.toMillis(input)
   return Number.isNaN(millis) || millis < 0 ? 0 : millis
@@ -15,16 +37,15 @@ const millisOf = (input: Duration.Input): number => {
 /** A limiter whose delay depends only on a per-key failure count. @internal */
 const perKey = (delayFor: (failures: number) => number): Service => {
   const failures = new Map<string, number>()
-  return {
+  return withSyncForget({
     when: (key) =>
       Effect.sync(() => {
         const n = failures.get(key) ?? 0
         failures.set(key, n + 1)
         return Duration.millis(delayFor(n))
       }),
-    forget: (key) => Effect.sync(() => void failures.delete(key)),
     numRequeues: (key) => Effect.sync(() => failures.get(key) ?? 0)
-  }
+  }, (key) => void failures.delete(key))
 }
 
 /** @internal */
@@ -82,7 +103,8 @@ export const bucket = (options: RateLimiter.BucketOptions): Effect.Effect<Servic
       // until the deficit refills. Reservations are never refunded.
       let tokens = burst
       let last = clock.currentTimeMillisUnsafe()
-      return {
+      const forget = () => Effect.void
+      const service: Service & SyncForget = {
         when: () =>
           Effect.clockWith((clock) =>
             Effect.sync(() => {
@@ -95,33 +117,47 @@ export const bucket = (options: RateLimiter.BucketOptions): Effect.Effect<Servic
               return Duration.millis(tokens >= 0 ? 0 : (-tokens / perSecond) * 1000)
             })
           ),
-        forget: () => Effect.void,
-        numRequeues: () => Effect.succeed(0)
+        forget,
+        numRequeues: () => Effect.succeed(0),
+        [forgetSync]: { forget, run: () => {} }
       }
+      return service
     })
   )
 }
 
 /** @internal */
-export const maxOf = (limiters: ReadonlyArray<Service>): Service => ({
-  when: (key) =>
-    Effect.map(
-      Effect.forEach(limiters, (limiter) => limiter.when(key)),
-      (delays) => delays.reduce((a, b) => Duration.max(a, b), Duration.zero)
-    ),
-  forget: (key) => Effect.forEach(limiters, (limiter) => limiter.forget(key), { discard: true }),
-  numRequeues: (key) =>
-    Effect.map(Effect.forEach(limiters, (limiter) => limiter.numRequeues(key)), (counts) => Math.max(0, ...counts))
-})
+export const maxOf = (limiters: ReadonlyArray<Service>): Service => {
+  const limiter: Omit<Service, "forget"> = {
+    when: (key) =>
+      Effect.map(
+        Effect.forEach(limiters, (limiter) => limiter.when(key)),
+        (delays) => delays.reduce((a, b) => Duration.max(a, b), Duration.zero)
+      ),
+    numRequeues: (key) =>
+      Effect.map(Effect.forEach(limiters, (limiter) => limiter.numRequeues(key)), (counts) => Math.max(0, ...counts))
+  }
+  const forgets = limiters.map(syncForgetOf)
+  if (forgets.every((forget) => forget !== undefined)) {
+    return withSyncForget(limiter, (key) => {
+      for (const forget of forgets) forget!(key)
+    })
+  }
+  return { ...limiter, forget: (key) => Effect.forEach(limiters, (limiter) => limiter.forget(key), { discard: true }) }
+}
 
 /** @internal */
 export const withMaxWait = (limiter: Service, max: Duration.Input): Service => {
   const cap = Duration.fromInputUnsafe(max)
-  return {
-    when: (key) => Effect.map(limiter.when(key), (delay) => Duration.min(delay, cap)),
+  const capped = {
+    when: (key: string) => Effect.map(limiter.when(key), (delay) => Duration.min(delay, cap)),
     forget: limiter.forget,
     numRequeues: limiter.numRequeues
   }
+  if (syncForgetOf(limiter) === undefined) return capped
+  // Same `forget` as `limiter`: its synchronous one still applies.
+  const service: Service & SyncForget = { ...capped, [forgetSync]: (limiter as Service & SyncForget)[forgetSync] }
+  return service
 }
 
 const isService = (input: unknown): input is Service =>

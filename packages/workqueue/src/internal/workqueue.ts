@@ -12,49 +12,100 @@ import * as metrics from "./metrics.js"
 import { Ring } from "./ring.js"
 
 /**
- * client-go's queue: FIFO ready ring, `dirty` (waiting or re-added while
- * processing) and `processing` sets.
+ * A key known to the FIFO queue: waiting (`addedAt >= 0`), being processed (`startedAt >= 0`), or both (re-added
+ * while processing: it goes back to the ring at `done`).
+ */
+interface Entry {
+  readonly key: string
+  /** When the key was first added since it was last handed out (ms); -1 when it is not waiting (not dirty). */
+  addedAt: number
+  /** When the key was handed out (ms); -1 when it is not being processed. */
+  startedAt: number
+  /** Its index in `running` while it is being processed. */
+  slot: number
+}
+
+/** Up to this many keys in flight, `done` finds its entry by scanning them rather than by a map lookup. */
+const SCAN_LIMIT = 16
+
+/**
+ * client-go's queue: a FIFO ready ring, and its `dirty` (waiting or re-added while processing) and `processing`
+ * sets, kept as the two times of one entry per key (one map lookup per operation; the ring holds the entries).
  *
  * @internal
  */
 export class FifoQueue extends QueueCore<string> {
-  private readonly queue = new Ring<string>()
-  /** Keys added since they were last handed out, with the time (ms) of that first add. */
-  private readonly dirty = new Map<string, number>()
+  private readonly queue = new Ring<Entry>()
+  /** Every key that is waiting or being processed. */
+  private readonly entries = new Map<string, Entry>()
+  /** The entries being processed (as many as there are workers, typically a handful). */
+  private readonly running: Array<Entry> = []
 
   add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return
-    this.recordAdd()
-    this.dirty.set(key, this.now())
-    if (this.processing.has(key)) return
-    this.queue.push(key)
-    this.notify()
+    if (this.shuttingDown) return
+    const entry = this.entries.get(key)
+    if (entry === undefined) {
+      this.recordAdd()
+      const created: Entry = { key, addedAt: this.now(), startedAt: -1, slot: -1 }
+      this.entries.set(key, created)
+      this.queue.push(created)
+      this.notify()
+    } else if (entry.addedAt < 0) {
+      // Being processed: marked dirty, queued again at `done`.
+      this.recordAdd()
+      entry.addedAt = this.now()
+    }
   }
 
   addAfter(key: string, delayMillis: number): void {
     if (this.shuttingDown) return
-    this.metrics.retries.updateUnsafe(1, this.metricsContext)
+    this.metrics.retries(1)
     if (delayMillis <= 0) return this.add(key)
     this.scheduleAt(key, this.now() + delayMillis)
   }
 
   protected tryTake(): string | undefined {
-    const key = this.queue.shift()
-    if (key === undefined) return undefined
-    this.recordTake(key, this.dirty.get(key)!)
-    this.dirty.delete(key)
-    return key
+    const entry = this.queue.shift()
+    if (entry === undefined) return undefined
+    entry.startedAt = this.recordTake(entry.addedAt)
+    entry.addedAt = -1
+    entry.slot = this.running.length
+    this.running.push(entry)
+    return entry.key
   }
 
   protected onDelayedReady(key: string): void {
     this.add(key)
   }
 
-  protected afterDone(key: string): void {
-    if (this.dirty.has(key)) {
-      this.queue.push(key)
-      this.notify()
+  protected finish(key: string): number {
+    const running = this.running
+    let entry: Entry | undefined
+    if (running.length <= SCAN_LIMIT) {
+      for (let i = 0; i < running.length; i++) {
+        if (running[i]!.key === key) {
+          entry = running[i]
+          break
+        }
+      }
+    } else {
+      entry = this.entries.get(key)
     }
+    if (entry === undefined || entry.startedAt < 0) return -1
+    const last = running.pop()!
+    if (last !== entry) {
+      running[entry.slot] = last
+      last.slot = entry.slot
+    }
+    const started = entry.startedAt
+    entry.startedAt = -1
+    if (entry.addedAt >= 0) this.queue.push(entry)
+    else this.entries.delete(key)
+    return started
+  }
+
+  protected forEachInFlight(f: (startedAt: number) => void): void {
+    for (const entry of this.running) f(entry.startedAt)
   }
 
   readyLength(): number {
@@ -83,10 +134,11 @@ export const resolveOptions = (
   Effect.gen(function*() {
     const clock = yield* Clock.Clock
     const limiter = yield* RateLimiter.resolve(options.rateLimiter, defaultLimiter)
-    const queueMetrics = metrics.make(options.name, options.controller ?? options.name)
-    const metricsContext = metrics.recordingContext(yield* Metric.MetricRegistry)
-    metrics.register(queueMetrics, metricsContext)
-    return { clock, limiter, queueMetrics, metricsContext }
+    const recorder = metrics.recorder(
+      metrics.make(options.name, options.controller ?? options.name),
+      metrics.recordingContext(yield* Metric.MetricRegistry)
+    )
+    return { clock, limiter, recorder }
   })
 
 /**
@@ -109,11 +161,11 @@ export const make = (
   options: Workqueue.Workqueue.Options
 ): Effect.Effect<Workqueue.Workqueue.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { clock, limiter, metricsContext, queueMetrics } = yield* resolveOptions(
+    const { clock, limiter, recorder } = yield* resolveOptions(
       options,
       RateLimiter.controllerDefault
     )
-    const core = new FifoQueue(options.name, clock, limiter, queueMetrics, metricsContext)
+    const core = new FifoQueue(options.name, clock, limiter, recorder)
     yield* startCore(core)
     const addAfter = (key: string, delay: number) => Effect.sync(() => core.addAfter(key, delay))
     const service: Workqueue.Workqueue.Service = {

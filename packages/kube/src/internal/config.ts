@@ -84,16 +84,7 @@ export const fromDefault: Effect.Effect<Loaded, KubeConfigError> = Effect.gen(fu
   )
   const files = Option.getOrElse(env.kubeconfig, () => "").split(path.delimiter).filter((f) => f !== "")
   if (files.length > 0) {
-    const [first, ...rest] = files as [string, ...Array<string>]
-    const loaded = yield* fromFile(first)
-    for (const file of rest) {
-      const other = yield* fromFile(file)
-      yield* Effect.try({
-        try: () => loaded.kubeConfig.mergeConfig(other.kubeConfig, true),
-        catch: (cause) => new KubeConfigError({ source: file, reason: describeLoadError(cause), cause })
-      })
-    }
-    return { kubeConfig: loaded.kubeConfig, source: files.join(path.delimiter) }
+    return yield* fromFiles(files as [string, ...Array<string>])
   }
   if (Option.isSome(env.home)) {
     const file = path.join(env.home.value, ".kube", "config")
@@ -240,7 +231,12 @@ export const fromContext = (context: string, file?: string): Effect.Effect<Loade
           "exist"
       })
     }
-    const [first, ...rest] = files as [string, ...Array<string>]
+    return yield* withContext(yield* fromFiles(files as [string, ...Array<string>]), context)
+  })
+
+/** The kubeconfig files of a `KUBECONFIG` list, merged as kubectl merges them (the first file's values win). */
+const fromFiles = ([first, ...rest]: readonly [string, ...Array<string>]): Effect.Effect<Loaded, KubeConfigError> =>
+  Effect.gen(function*() {
     const loaded = yield* fromFile(first)
     for (const file of rest) {
       const other = yield* fromFile(file)
@@ -249,7 +245,7 @@ export const fromContext = (context: string, file?: string): Effect.Effect<Loade
         catch: (cause) => new KubeConfigError({ source: file, reason: describeLoadError(cause), cause })
       })
     }
-    return yield* withContext({ kubeConfig: loaded.kubeConfig, source: files.join(path.delimiter) }, context)
+    return { kubeConfig: loaded.kubeConfig, source: [first, ...rest].join(path.delimiter) }
   })
 
 const withContext = (loaded: Loaded, context: string): Effect.Effect<Loaded, KubeConfigError> => {

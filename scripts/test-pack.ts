@@ -19,8 +19,8 @@
  * 6. The scaffold, as `npm create reconcile` runs it: `create-reconcile` (a tool: a bin without exports or
  *    dependencies, checked as such) is run from its tarball (`npm exec --package <tgz>`) with
  *    `--local-packages` pointing at the other tarballs; in the project it writes, `npm install`, `npm test`,
- *    `npm run manifests`, `npm run build`, `npm start` until the sample is Ready (then SIGTERM: exit 0), and
- *    `kubectl apply --server-side -f config/` against the testkit's `reconcile-apiserver`.
+ *    `npm run manifests`, `npm run build`, `npm start` until the sample is Ready, `kubectl apply --server-side
+ *    -f config/` to that embedded cluster, then SIGTERM: exit 0 and its kubeconfig removed.
  *
  * Options: `--no-build` packs the current `dist/` (for iterating on this script), `--only-scaffold` packs
  * the current `dist/` and runs step 6 only, `--keep` keeps the temporary folder, `--effect SPEC` /
@@ -650,29 +650,15 @@ const scaffoldStep = async (
     () => start.state.exit && `exited (${JSON.stringify(start.state.exit)})`
   )
   ok("npm start: the embedded cluster, the CRD, the sample reconciled to Ready")
-  const exit = await start.stop(20)
-  verdict(
-    `npm start stops on SIGTERM (exit code ${exit.code}, signal ${exit.signal})`,
-    exit.code === 0 ? [] : ["it did not exit with 0 after SIGTERM: see its output"]
-  )
-  if (exit.code !== 0) start.show()
-  children.splice(children.indexOf(start), 1)
 
-  const kubeconfig = path.join(tmp, "scaffold-kubeconfig")
-  const apiserver = background(
-    "reconcile-apiserver (for the scaffold's manifests)",
-    path.join(demo, "node_modules", ".bin", "reconcile-apiserver"),
-    ["--port", "0", "--kubeconfig", kubeconfig],
-    demo,
-    cleanEnv()
-  )
-  children.push(apiserver)
+  // `npm run manifests`' output applies to the embedded cluster npm start runs (its "Try it" lines name the kubeconfig)
   await waitFor(
-    "reconcile-apiserver writes the kubeconfig",
+    "npm start prints the embedded cluster's kubeconfig",
     30,
-    () => fs.existsSync(kubeconfig) && fs.statSync(kubeconfig).size > 0,
-    () => apiserver.state.exit && `exited (${JSON.stringify(apiserver.state.exit)})`
+    () => /KUBECONFIG=(\S+) kubectl/.test(start.state.output),
+    () => start.state.exit && `exited (${JSON.stringify(start.state.exit)})`
   )
+  const kubeconfig = /KUBECONFIG=(\S+) kubectl/.exec(start.state.output)![1]!
   const home = path.join(tmp, "kubectl-home")
   fs.mkdirSync(home, { recursive: true })
   const kubectl = (...kubectlArgs: ReadonlyArray<string>) =>
@@ -682,13 +668,34 @@ const scaffoldStep = async (
     })
   const applied = kubectl("apply", "--server-side", "-f", "config/")
   verdict(
-    "kubectl apply --server-side -f config/ (the reconcile-apiserver bin)",
+    "kubectl apply --server-side -f config/ (to npm start's embedded cluster)",
     applied.status === 0 ? [] : ["kubectl apply failed (see above)"]
   )
-  const crd = kubectl("get", "customresourcedefinitions", "greetings.example.com", "-o", "name")
-  verdict("the Greeting CRD is served", crd.status === 0 ? [] : ["kubectl get crd greetings.example.com failed"])
-  await apiserver.stop(15)
-  children.splice(children.indexOf(apiserver), 1)
+  const served = kubectl(
+    "get",
+    "customresourcedefinitions/greetings.example.com",
+    "deployments/demo",
+    "-n",
+    "demo-system",
+    "-o",
+    "name"
+  )
+  verdict(
+    "the Greeting CRD and the operator's Deployment are there",
+    served.status === 0 ? [] : ["kubectl get crd greetings.example.com / deployment demo failed"]
+  )
+
+  const exit = await start.stop(20)
+  verdict(
+    `npm start stops on SIGTERM (exit code ${exit.code}, signal ${exit.signal})`,
+    exit.code === 0 ? [] : ["it did not exit with 0 after SIGTERM: see its output"]
+  )
+  if (exit.code !== 0) start.show()
+  children.splice(children.indexOf(start), 1)
+  verdict(
+    "its kubeconfig (holding the embedded cluster's token) is removed on exit",
+    fs.existsSync(kubeconfig) ? [`${kubeconfig} is still there`] : []
+  )
 }
 
 const main = async () => {

@@ -10,6 +10,7 @@ import type { ResourceType } from "../ResourceType.js"
 import { clone, isObject, type Obj } from "./json.js"
 import * as Models from "./openapi/models.js"
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
+import { isBuiltinGroup } from "./registry.js"
 import type { Core, PatchType } from "./store.js"
 import * as Structural from "./structural.js"
 
@@ -171,18 +172,6 @@ export const checkApply = (rt: ResourceType, config: unknown): void => {
   const objName = typeof meta.name === "string" ? meta.name : ""
   throw ApiError.make(500, "", `failed to create typed patch object (${ns}/${objName}; ${gvk}): ${detail}`)
 }
-
-const isBuiltinGroup = (group: string): boolean =>
-  [
-    "",
-    "apps",
-    "coordination.k8s.io",
-    "events.k8s.io",
-    "apiextensions.k8s.io",
-    "authorization.k8s.io",
-    "rbac.authorization.k8s.io"
-  ]
-    .includes(group)
 
 const strictMessage = (paths: ReadonlyArray<string>): string =>
   `strict decoding error: ${paths.map((p) => `unknown field ${JSON.stringify(p)}`).join(", ")}`

@@ -191,6 +191,25 @@ export const builtins: ReadonlyArray<ResourceType> = [
  * The key under which objects of a resource are stored: versions of one group/resource share storage, and so do
  * core/v1 and events.k8s.io/v1 `events` (stored in the core/v1 form, see `events.ts`).
  */
+/**
+ * Whether an API group is one of Kubernetes' own (served by the test server natively, not from a CRD): what decides
+ * strategic merge patch, built-in field validation and protobuf's 406 wording.
+ *
+ * @internal
+ */
+export const isBuiltinGroup = (group: string): boolean => builtinGroups.has(group)
+
+const builtinGroups: ReadonlySet<string> = new Set([
+  "",
+  "apps",
+  "apiextensions.k8s.io",
+  "authorization.k8s.io",
+  "autoscaling",
+  "coordination.k8s.io",
+  "events.k8s.io",
+  "rbac.authorization.k8s.io"
+])
+
 export const storageKey = (rt: ResourceType): string =>
   rt.group === "events.k8s.io" && rt.plural === "events" ? "/events" : `${rt.group}/${rt.plural}`
 

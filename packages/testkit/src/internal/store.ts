@@ -291,6 +291,8 @@ export class Core {
     readonly at: number
     readonly keys: Array<string>
     readonly source: Map<string, Obj>
+    /** Per namespace ("" for all): how many of `keys[0..i)` are in scope, for `remainingItemCount`. */
+    readonly inScope: Map<string, Int32Array>
   } | undefined
 
   private listSnapshot(
@@ -303,8 +305,26 @@ export class Core {
     // A copy even of the current state: later writes must not change what this list's pages see.
     const source = at === this.rv ? new Map(this.store(rt)) : this.snapshot(rt, at)
     const keys = [...source.keys()].sort()
-    this.listCache = { storage, at, keys, source }
+    this.listCache = { storage, at, keys, source, inScope: new Map() }
     return this.listCache
+  }
+
+  /**
+   * How many keys of the cached snapshot from index `from` on are in scope (no label or field selector): counted
+   * once per list and namespace, so each continue page costs its own size, not the whole list's.
+   */
+  private remainingInScope(rt: ResourceType, namespace: string | undefined, from: number): number {
+    const cache = this.listCache!
+    const scope = rt.namespaced && namespace !== undefined ? namespace : ""
+    let counts = cache.inScope.get(scope)
+    if (counts === undefined) {
+      counts = new Int32Array(cache.keys.length + 1)
+      for (let i = 0; i < cache.keys.length; i++) {
+        counts[i + 1] = counts[i]! + (this.matchesScope(rt, namespace, [], [], cache.source.get(cache.keys[i]!)!) ? 1 : 0)
+      }
+      cache.inScope.set(scope, counts)
+    }
+    return counts[cache.keys.length]! - counts[from]!
   }
 
   private snapshot(rt: ResourceType, at: number): Map<string, Obj> {
@@ -372,11 +392,7 @@ export class Core {
     if (more) {
       metadata.continue = encodeContinue(at, page[page.length - 1]![0])
       if (labels.length === 0 && fields.length === 0) {
-        let remaining = 0
-        for (; i < keys.length; i++) {
-          if (this.matchesScope(rt, namespace, labels, fields, source.get(keys[i]!)!)) remaining++
-        }
-        metadata.remainingItemCount = remaining
+        metadata.remainingItemCount = this.remainingInScope(rt, namespace, i)
       }
     }
     return {

@@ -15,6 +15,7 @@ import { TestCluster } from "../TestCluster.js"
 import type * as TestKube from "../TestKube.js"
 import { type OpenWatch, paceStream, type Verb, WatchPace } from "./faults.js"
 import * as Freshness from "./freshness.js"
+import { isBuiltinGroup } from "./registry.js"
 import type { Core } from "./store.js"
 import { coreOf, toApiError } from "./testCluster.js"
 
@@ -25,16 +26,6 @@ const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null 
 const metaOf = (u: unknown): Json => isRecord(u) && isRecord(u.metadata) ? u.metadata : {}
 
 const nonEmpty = (u: unknown): string | undefined => typeof u === "string" && u !== "" ? u : undefined
-
-/** The group names the HTTP server treats as built-in (strategic merge patch is refused for the others). */
-const builtinGroups = new Set([
-  "",
-  "apps",
-  "coordination.k8s.io",
-  "events.k8s.io",
-  "apiextensions.k8s.io",
-  "rbac.authorization.k8s.io"
-])
 
 /** The line `TestApiServer` writes on a garbled watch, parsed by the same parser. */
 const garbledLine = "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\u0000garbled"
@@ -309,7 +300,7 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
         dryRun: options.dryRun,
         idempotent: apply,
         check: (t) => {
-          if (options.type === "strategic" && !builtinGroups.has(t.rt.group)) {
+          if (options.type === "strategic" && !isBuiltinGroup(t.rt.group)) {
             throw ApiError.make(
               415,
               "UnsupportedMediaType",

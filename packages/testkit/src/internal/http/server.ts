@@ -14,6 +14,7 @@ import { type OpenWatch, paceWrites, type Verb, WatchPace } from "../faults.js"
 import * as FieldValidation from "../fieldValidation.js"
 import * as Freshness from "../freshness.js"
 import * as Protobuf from "../protobuf/http.js"
+import { isBuiltinGroup } from "../registry.js"
 import { badRequest, type Core, type DeleteOptions, type PatchType } from "../store.js"
 import { toApiError } from "../testCluster.js"
 import * as Discovery from "./discovery.js"
@@ -157,10 +158,7 @@ interface Route {
   readonly watchPath: boolean
 }
 
-const isBuiltin = (rt: ResourceType): boolean =>
-  ["", "apps", "coordination.k8s.io", "events.k8s.io", "apiextensions.k8s.io", "rbac.authorization.k8s.io"].includes(
-    rt.group
-  )
+const isBuiltin = (rt: ResourceType): boolean => isBuiltinGroup(rt.group)
 
 export const start = (core: Core, options: ServerOptions): Promise<RunningServer> => {
   const waitMs = options.resourceVersionWaitMs ?? Freshness.defaultWaitMillis

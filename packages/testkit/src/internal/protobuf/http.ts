@@ -7,6 +7,7 @@
 import type * as Http from "node:http"
 import * as ApiError from "../../ApiError.js"
 import type { ResourceType } from "../../ResourceType.js"
+import { isBuiltinGroup } from "../registry.js"
 import { decodeObject, encodeObject, MEDIA_TYPE, messageOf, WATCH_MEDIA_TYPE, watchFrame } from "./envelope.js"
 
 export { MEDIA_TYPE, WATCH_MEDIA_TYPE }
@@ -85,16 +86,6 @@ export const acceptsOnlyProtobuf = (accept: string | undefined): boolean => {
   return ranges.length > 0 && ranges.every((r) => mediaType(r) === MEDIA_TYPE && !/;\s*as=/i.test(r))
 }
 
-const builtinGroups = new Set([
-  "",
-  "apps",
-  "coordination.k8s.io",
-  "events.k8s.io",
-  "apiextensions.k8s.io",
-  "authorization.k8s.io",
-  "autoscaling"
-])
-
 /**
  * The 406 for a client that takes protobuf only when the response cannot be protobuf. Custom resources as
  * kube-apiserver answers them (its protobuf serializer refuses unstructured objects: `object
@@ -112,7 +103,7 @@ export const notAcceptable = (
   const { apiVersion, kind } = body as { apiVersion?: unknown; kind?: unknown }
   if (kind === "Status") return undefined
   const group = typeof apiVersion === "string" && apiVersion.includes("/") ? apiVersion.split("/")[0]! : ""
-  const message = builtinGroups.has(group)
+  const message = isBuiltinGroup(group)
     ? "only the following media types are accepted: application/json, application/yaml"
     : `object *unstructured.${
       typeof kind === "string" && kind.endsWith("List") ? "UnstructuredList" : "Unstructured"

@@ -115,6 +115,17 @@ const key = (object: KubeObject) =>
  * and the namespace, then the operator; once it runs, the samples are applied and followed until Ready, and the
  * "Try it" text is printed.
  */
+/** A sample's status conditions on one line: `Ready=True (ConfigMapApplied)`, … ("" when it has none). */
+const describeConditions = (object: KubeObject): string => {
+  const status = (object as { readonly status?: { readonly conditions?: unknown } }).status
+  const conditions = Array.isArray(status?.conditions)
+    ? status.conditions as ReadonlyArray<Record<string, unknown>>
+    : []
+  return conditions
+    .map((c) => `${String(c.type)}=${String(c.status)}${typeof c.reason === "string" ? ` (${c.reason})` : ""}`)
+    .join(", ")
+}
+
 const embedded = <E, R>(
   operator: Operator.Operator<E, R>,
   args: Main.Args,
@@ -156,8 +167,10 @@ const embedded = <E, R>(
         yield* Console.log(`Applied ${sample.kind} ${key(sample)}`)
       }
       const followed = samples.filter((s) => served.has(`${s.apiVersion}|${s.kind}`))
+      // Follows a sample until it is Ready, printing each new state of its status conditions: what the reconciles did.
       const ready = (sample: KubeObject) =>
         Effect.gen(function*() {
+          let shown = ""
           for (;;) {
             const current = yield* Effect.option(server.cluster.get({
               apiVersion: sample.apiVersion,
@@ -165,6 +178,11 @@ const embedded = <E, R>(
               name: sample.metadata.name!,
               namespace: sample.metadata.namespace
             }))
+            const conditions = current._tag === "Some" ? describeConditions(current.value) : ""
+            if (conditions !== "" && conditions !== shown) {
+              shown = conditions
+              yield* Console.log(`  ${key(sample)} status: ${conditions}`)
+            }
             if (current._tag === "Some" && isReady(current.value)) {
               return yield* Console.log(`\n✓ ${key(sample)} is Ready\n`)
             }

@@ -115,6 +115,10 @@ const key = (object: KubeObject) =>
  * and the namespace, then the operator; once it runs, the samples are applied and followed until Ready, and the
  * "Try it" text is printed.
  */
+/** Where an endpoint of the Manager answers (`http://127.0.0.1:8080/metrics`; IPv6 hosts in brackets). */
+const url = (address: { readonly host: string; readonly port: number }, endpoint: string): string =>
+  `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}${endpoint}`
+
 /** A sample's status conditions on one line: `Ready=True (ConfigMapApplied)`, … ("" when it has none). */
 const describeConditions = (object: KubeObject): string => {
   const status = (object as { readonly status?: { readonly conditions?: unknown } }).status
@@ -294,8 +298,8 @@ const cluster = <E, R>(
   const started = Layer.effectDiscard(Effect.flatMap(Manager.Manager, (manager) =>
     Effect.logInfo("running").pipe(
       Effect.annotateLogs({
-        ...(manager.metricsAddress !== undefined ? { metrics: `:${manager.metricsAddress.port}` } : {}),
-        ...(manager.healthAddress !== undefined ? { health: `:${manager.healthAddress.port}` } : {})
+        ...(manager.metricsAddress !== undefined ? { metrics: url(manager.metricsAddress, "/metrics") } : {}),
+        ...(manager.healthAddress !== undefined ? { health: url(manager.healthAddress, "/readyz") } : {})
       })
     )))
   return Manager.launch(started.pipe(

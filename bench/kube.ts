@@ -1,27 +1,32 @@
 /**
- * Kube benchmark (issue 5): our Informer/Cache against client-node's `makeInformer`, side by side in one run, over
- * the same TestApiServer (HTTPS, bearer token).
+ * Kube benchmark (issues 5 and 15): our Informer/Cache against client-node's `makeInformer`, side by side in one
+ * run, over two servers over HTTPS (bearer token):
  *
- * The server runs in a worker thread of this process (its own core and heap), so its CPU time does not land on
- * the client's event loop and its objects are not on the client's heap. ConfigMaps are created directly in the
- * TestCluster behind it (no HTTP).
+ * - the TestApiServer, in a worker thread of this process (its own core and heap: its CPU time does not land on
+ *   the client's event loop, its objects are not on the client's heap); ConfigMaps are created directly in the
+ *   TestCluster behind it (no HTTP);
+ * - the replay server (`./replay/server.ts`), a child process that serves list pages and watch events serialized
+ *   before the clients start: every client runs flat out, bound by itself.
  *
- * (a) Cold sync of 10,000 and 100,000 ConfigMaps (~410 bytes of JSON each, ~740 with managedFields): time until
- *     our informer is synced (default paging, 500 per page; and one page) vs `await makeInformer(...).start()`
- *     (one unpaginated list through `CoreV1Api.listNamespacedConfigMap`, as its docs do). Also the server's own
- *     cost of those lists (in the worker, no HTTP) and a raw HTTPS fetch of the same pages (no parsing) — the
- *     floor of any client.
- * (b) Heap bytes per cached object: (used heap after sync − baseline) / N, after full GCs — ours with the
- *     default transform (managedFields stripped), ours with `transform: (o) => o` (kept), ours metadata-only
- *     (`MetadataOnly.make(Resource.ConfigMap)`: PartialObjectMetadata, no `data`), makeInformer (kept: it has no
- *     transform).
- * (c) Steady watch throughput: M updates are in the server's history; each client watches from before them, so
- *     the server writes them as fast as the client takes them. Ours (events reaching an Informer subscriber, and
- *     the bare Watcher stream) vs makeInformer (`add`/`update` callbacks) vs plain `JSON.parse` of the same lines
- *     (in memory: the limit; and over a raw HTTPS stream).
+ * (a) Cold sync of 10,000 and 100,000 ConfigMaps (~410 bytes of JSON each, ~720 with managedFields) on both
+ *     servers: time until our informer is synced (default paging, 500 per page; and one page) vs `await
+ *     makeInformer(...).start()` (one unpaginated list through `CoreV1Api.listNamespacedConfigMap`, as its docs
+ *     do). Also a raw HTTPS fetch of the same pages with and without `JSON.parse` (the floor of any client), and the
+ *     TestApiServer's own cost of those lists (in the worker, no HTTP).
+ * (b) Heap bytes per cached object (TestApiServer runs): (used heap after sync − baseline) / N, after full GCs —
+ *     ours with the default transform, ours with `transform: (o) => o` (managedFields kept), ours metadata-only
+ *     (`MetadataOnly.make(Resource.ConfigMap)`), makeInformer (it has no transform).
+ * (c) Steady watch throughput on both servers: M updates come after the list's resourceVersion, so the server
+ *     writes them as fast as the client takes them. Ours (events reaching an Informer subscriber, the bare
+ *     Watcher stream, our client's watch stream) vs makeInformer (`add`/`update` callbacks) vs a raw HTTPS read of
+ *     the same stream (with and without `JSON.parse` per line) vs `JSON.parse` of the same lines in memory (the
+ *     parse limit).
  *
- * Writes bench/results/kube.json. Run with `npm run bench:kube` (node needs `--expose-gc`). Sizes:
- * BENCH_SYNC_SMALL (10000), BENCH_SYNC_LARGE (100000), BENCH_WATCH_EVENTS (50000).
+ * Every figure is the median of BENCH_RUNS (3) interleaved runs. Writes bench/results/kube.json (the issue's
+ * `watchRatioReplay`, `watchVsParseLimitReplay`, `syncRatio100kReplay`, `syncRatio100k`, `memoryRatio`,
+ * `memoryRatioMetadataOnly`, `growth10kTo100k`, and every baseline). Run with `npm run bench:kube` (node needs
+ * `--expose-gc`). Sizes: BENCH_SYNC_SMALL (10000), BENCH_SYNC_LARGE (100000), BENCH_WATCH_EVENTS (50000, on the
+ * TestApiServer), BENCH_REPLAY_EVENTS (100000).
  */
 import * as k8s from "@kubernetes/client-node"
 import * as Cache from "@reconcile/kube/Cache"
@@ -42,10 +47,13 @@ import { performance } from "node:perf_hooks"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
+import * as Replay from "./replay/client.js"
 
 const SMALL = Number(process.env.BENCH_SYNC_SMALL ?? 10_000)
 const LARGE = Number(process.env.BENCH_SYNC_LARGE ?? 100_000)
 const EVENTS = Number(process.env.BENCH_WATCH_EVENTS ?? 50_000)
+const REPLAY_EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 100_000)
+const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const WATCH_OBJECTS = 1_000
 
 // -----------------------------------------------------------------------------------------------------------------
@@ -111,7 +119,8 @@ const serve = Effect.gen(function*() {
             const { managedFields: _, ...metadata } = object.metadata
             return {
               withManagedFields: JSON.stringify(object).length,
-              withoutManagedFields: JSON.stringify({ ...object, metadata }).length
+              withoutManagedFields: JSON.stringify({ ...object, metadata }).length,
+              object
             }
           }
         )
@@ -222,7 +231,11 @@ const startServer = () =>
   )
 
 const round = (n: number, digits = 0) => Number(n.toFixed(digits))
-const best = (xs: ReadonlyArray<number>) => Math.min(...xs)
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
 const log = (line: string) => console.log(line)
 
 interface SyncRun {
@@ -230,363 +243,487 @@ interface SyncRun {
   readonly bytesPerObject: number
 }
 
-const main = async () => {
-  const started = performance.now()
-  const server = await startServer()
-  const { ready } = server
+/** A server the clients talk to: the TestApiServer (worker) or the replay server (child process). */
+interface Target {
+  readonly name: string
+  readonly ready: { readonly url: string; readonly token: string; readonly ca: string; readonly kubeconfigPath: string }
+  readonly kc: k8s.KubeConfig
+  readonly coreApi: k8s.CoreV1Api
+  readonly ours: ManagedRuntime.ManagedRuntime<KubeClient.KubeClient | Kube.Kube, unknown>
+}
+
+const makeTarget = (name: string, ready: Target["ready"]): Target => {
   const kc = new k8s.KubeConfig()
   kc.loadFromFile(ready.kubeconfigPath)
-  const coreApi = kc.makeApiClient(k8s.CoreV1Api)
-  const ours = ManagedRuntime.make(
-    KubeClient.layer.pipe(Layer.provideMerge(Kube.layerFromFile(ready.kubeconfigPath)))
+  return {
+    name,
+    ready,
+    kc,
+    coreApi: kc.makeApiClient(k8s.CoreV1Api),
+    ours: ManagedRuntime.make(KubeClient.layer.pipe(Layer.provideMerge(Kube.layerFromFile(ready.kubeconfigPath))))
+  }
+}
+
+const oursSync = async (
+  target: Target,
+  namespace: string,
+  n: number,
+  options: Informer.Options<Resource.ConfigMap>,
+  metadataOnly = false
+): Promise<SyncRun> => {
+  const before = await settle()
+  const { after, millis } = await target.ours.runPromise(
+    Effect.gen(function*() {
+      const client = yield* KubeClient.KubeClient
+      const t0 = performance.now()
+      const cache = yield* Cache.make((r, s) => Cache.listWatch(client, r, s), { informer: options })
+      const informer = metadataOnly
+        ? yield* cache.informer(MetadataOnly.make(Resource.ConfigMap), { namespace })
+        : yield* cache.informer(Resource.ConfigMap, { namespace })
+      yield* informer.synced
+      const millis = performance.now() - t0
+      if (informer.store.size() !== n) throw new Error(`ours: ${informer.store.size()} objects, expected ${n}`)
+      return { millis, after: heapUsed() }
+    }).pipe(Effect.scoped)
+  )
+  const released = await settle()
+  return { millis, bytesPerObject: perObject(before, after, released, n) }
+}
+
+const theirsSync = async (target: Target, namespace: string, n: number): Promise<SyncRun> => {
+  const before = await settle()
+  const t0 = performance.now()
+  const informer = k8s.makeInformer(
+    target.kc,
+    `/api/v1/namespaces/${namespace}/configmaps`,
+    () => target.coreApi.listNamespacedConfigMap({ namespace })
+  )
+  await informer.start()
+  const millis = performance.now() - t0
+  const stored = informer.list(namespace).length
+  if (stored !== n) throw new Error(`makeInformer: ${stored} objects, expected ${n}`)
+  const after = heapUsed()
+  await informer.stop()
+  const released = await settle()
+  return { millis, bytesPerObject: perObject(before, after, released, n) }
+}
+
+/** GETs a URL over HTTPS; the body as a string. */
+const get = (target: Target, url: string) =>
+  new Promise<string>((resolve, reject) => {
+    const req = https.get(url, {
+      ca: target.ready.ca,
+      headers: { Authorization: `Bearer ${target.ready.token}` }
+    }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+  })
+
+/**
+ * GETs every page over HTTPS (the continue token is cut out) and reads the bodies: without parsing them (the floor
+ * of any client on this server) or with `JSON.parse` (the floor of a client that stores parsed objects).
+ */
+const rawFetch = async (target: Target, namespace: string, limit: number | undefined, parse: boolean) => {
+  const t0 = performance.now()
+  let token: string | undefined
+  do {
+    const query = new URLSearchParams()
+    if (limit !== undefined) query.set("limit", String(limit))
+    if (token !== undefined) query.set("continue", token)
+    const body = await get(target, `${target.ready.url}/api/v1/namespaces/${namespace}/configmaps?${query}`)
+    if (parse) JSON.parse(body)
+    token = /"continue":"([^"]+)"/.exec(body.slice(0, 2_000))?.[1]
+  } while (token !== undefined)
+  return performance.now() - t0
+}
+
+interface SyncFigures {
+  readonly oursMs: number
+  readonly oursMsRuns: ReadonlyArray<number>
+  readonly oursOnePageMs: number
+  readonly oursOnePageMsRuns: ReadonlyArray<number>
+  readonly makeInformerMs: number
+  readonly makeInformerMsRuns: ReadonlyArray<number>
+  readonly rawHttpsFetchMs: { readonly paged500: number; readonly onePage: number }
+  readonly rawHttpsParseMs: { readonly paged500: number; readonly onePage: number }
+  readonly heapBytesPerObject: { readonly ours: number; readonly makeInformer: number }
+}
+
+/** Cold syncs of `namespace` (n objects) by both clients, `runs` times interleaved; medians. */
+const syncBoth = async (target: Target, namespace: string, n: number, runs: number): Promise<SyncFigures> => {
+  const ours: Array<SyncRun> = []
+  const oursOnePage: Array<SyncRun> = []
+  const theirs: Array<SyncRun> = []
+  for (let r = 0; r < runs; r++) {
+    theirs.push(await theirsSync(target, namespace, n))
+    ours.push(await oursSync(target, namespace, n, {}))
+    oursOnePage.push(await oursSync(target, namespace, n, { watcher: { pageSize: n } }))
+    log(
+      `  ${target.name} ${n}: run ${r + 1}: makeInformer ${round(theirs.at(-1)!.millis)} ms, ours ${
+        round(ours.at(-1)!.millis)
+      } ms (500/page), ${round(oursOnePage.at(-1)!.millis)} ms (one page)`
+    )
+  }
+  const rawPaged = median([
+    await rawFetch(target, namespace, 500, false),
+    await rawFetch(target, namespace, 500, false)
+  ])
+  const rawSingle = median([
+    await rawFetch(target, namespace, undefined, false),
+    await rawFetch(target, namespace, undefined, false)
+  ])
+  const parsePaged = await rawFetch(target, namespace, 500, true)
+  const parseSingle = await rawFetch(target, namespace, undefined, true)
+  log(
+    `  ${target.name} ${n}: raw HTTPS read ${round(rawPaged)} ms (500/page), ${round(rawSingle)} ms (one page); ` +
+      `read + JSON.parse ${round(parsePaged)} / ${round(parseSingle)} ms`
+  )
+  const ms = (runs: ReadonlyArray<SyncRun>) => round(median(runs.map((r) => r.millis)))
+  return {
+    oursMs: ms(ours),
+    oursMsRuns: ours.map((r) => round(r.millis)),
+    oursOnePageMs: ms(oursOnePage),
+    oursOnePageMsRuns: oursOnePage.map((r) => round(r.millis)),
+    makeInformerMs: ms(theirs),
+    makeInformerMsRuns: theirs.map((r) => round(r.millis)),
+    rawHttpsFetchMs: { paged500: round(rawPaged), onePage: round(rawSingle) },
+    rawHttpsParseMs: { paged500: round(parsePaged), onePage: round(parseSingle) },
+    heapBytesPerObject: {
+      ours: round(median(ours.concat(oursOnePage).map((r) => r.bytesPerObject))),
+      makeInformer: round(median(theirs.map((r) => r.bytesPerObject)))
+    }
+  }
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// watch
+
+interface WatchTarget {
+  readonly target: Target
+  readonly namespace: string
+  /** The list's resourceVersion: the events come after it. */
+  readonly from: string
+  readonly events: number
+}
+
+/** The raw watch stream of our KubeClient (HTTP, line splitting, JSON.parse, decode), no watcher. */
+const clientWatch = ({ events, from, namespace, target }: WatchTarget) =>
+  target.ours.runPromise(Effect.gen(function*() {
+    const client = yield* KubeClient.KubeClient
+    let count = 0
+    const t0 = performance.now()
+    yield* client.watch(Resource.ConfigMap, { namespace, resourceVersion: from }).pipe(
+      Stream.takeWhile(() => ++count < events),
+      Stream.runDrain
+    )
+    return events / ((performance.now() - t0) / 1000)
+  }))
+
+/**
+ * Events per second through our Informer to a subscriber (or the bare Watcher stream). `emptyList`: the list
+ * answers no items at `from` without asking the server (the TestApiServer has the objects, the replay server's
+ * list is empty already).
+ */
+const oursWatch = (
+  { events, from, namespace, target }: WatchTarget,
+  level: "informer" | "watcher",
+  emptyList: boolean
+) =>
+  target.ours.runPromise(
+    Effect.gen(function*() {
+      const client = yield* KubeClient.KubeClient
+      const go = yield* Deferred.make<void>()
+      const done = yield* Deferred.make<number>()
+      const real = Cache.listWatch(client, Resource.ConfigMap, { namespace })
+      const listWatch: Watcher.ListWatch<Resource.ConfigMap> = {
+        ...real,
+        list: (options) =>
+          Effect.andThen(
+            Deferred.await(go),
+            emptyList ? Effect.succeed({ items: [], resourceVersion: from }) : real.list(options)
+          )
+      }
+      let count = 0
+      const tick = Effect.suspend(() => ++count === events ? Deferred.succeed(done, performance.now()) : Effect.void)
+      if (level === "informer") {
+        const informer = yield* Informer.make(listWatch)
+        yield* informer.events.pipe(Stream.runForEach(() => tick), Effect.forkScoped)
+      } else {
+        yield* Watcher.watch(listWatch).pipe(
+          Stream.runForEach((e) => e._tag === "Apply" ? tick : Effect.void),
+          Effect.forkScoped
+        )
+      }
+      yield* Effect.sleep("20 millis") // the subscriber is in place
+      const t0 = performance.now()
+      yield* Deferred.succeed(go, undefined)
+      const t1 = yield* Deferred.await(done)
+      return events / ((t1 - t0) / 1000)
+    }).pipe(Effect.scoped)
   )
 
-  const oursSync = async (
-    namespace: string,
-    n: number,
-    options: Informer.Options<Resource.ConfigMap>,
-    metadataOnly = false
-  ) => {
-    const before = await settle()
-    const { millis, after } = await ours.runPromise(
-      Effect.gen(function*() {
-        const client = yield* KubeClient.KubeClient
-        const t0 = performance.now()
-        const cache = yield* Cache.make((r, s) => Cache.listWatch(client, r, s), { informer: options })
-        const informer = metadataOnly
-          ? yield* cache.informer(MetadataOnly.make(Resource.ConfigMap), { namespace })
-          : yield* cache.informer(Resource.ConfigMap, { namespace })
-        yield* informer.synced
-        const millis = performance.now() - t0
-        if (informer.store.size() !== n) throw new Error(`ours: ${informer.store.size()} objects, expected ${n}`)
-        return { millis, after: heapUsed() }
-      }).pipe(Effect.scoped)
-    )
-    const released = await settle()
-    return { millis, bytesPerObject: perObject(before, after, released, n) } satisfies SyncRun
-  }
+const theirsWatch = async ({ events, from, namespace, target }: WatchTarget) => {
+  const informer = k8s.makeInformer(
+    target.kc,
+    `/api/v1/namespaces/${namespace}/configmaps`,
+    async () => ({ apiVersion: "v1", kind: "ConfigMapList", metadata: { resourceVersion: from }, items: [] })
+  )
+  let count = 0
+  const done = new Promise<number>((resolve) => {
+    const cb = () => {
+      if (++count === events) resolve(performance.now())
+    }
+    informer.on("add", cb)
+    informer.on("update", cb)
+  })
+  const t0 = performance.now()
+  await informer.start()
+  const t1 = await done
+  await informer.stop()
+  return events / ((t1 - t0) / 1000)
+}
 
-  const theirsSync = async (namespace: string, n: number): Promise<SyncRun> => {
-    const before = await settle()
+/**
+ * Reads the same watch over raw HTTPS, splitting lines and `JSON.parse`-ing each (or not: then it measures the
+ * server and the transport alone); returns the lines too.
+ */
+const rawWatch = ({ events, from, namespace, target }: WatchTarget, parse: boolean) =>
+  new Promise<{ readonly perSec: number; readonly lines: ReadonlyArray<string> }>((resolve, reject) => {
     const t0 = performance.now()
-    const informer = k8s.makeInformer(
-      kc,
-      `/api/v1/namespaces/${namespace}/configmaps`,
-      () => coreApi.listNamespacedConfigMap({ namespace })
-    )
-    await informer.start()
-    const millis = performance.now() - t0
-    const stored = informer.list(namespace).length
-    if (stored !== n) throw new Error(`makeInformer: ${stored} objects, expected ${n}`)
-    const after = heapUsed()
-    await informer.stop()
-    const released = await settle()
-    return { millis, bytesPerObject: perObject(before, after, released, n) }
-  }
-
-  /** GETs every page over HTTPS and reads the bodies without parsing them (the continue token is cut out). */
-  const rawFetch = async (namespace: string, limit: number | undefined) => {
-    const t0 = performance.now()
-    let token: string | undefined
-    do {
-      const query = new URLSearchParams()
-      if (limit !== undefined) query.set("limit", String(limit))
-      if (token !== undefined) query.set("continue", token)
-      const body = await new Promise<string>((resolve, reject) => {
-        const req = https.get(`${ready.url}/api/v1/namespaces/${namespace}/configmaps?${query}`, {
-          ca: ready.ca,
-          headers: { Authorization: `Bearer ${ready.token}` }
-        }, (res) => {
-          const chunks: Array<Buffer> = []
-          res.on("data", (c: Buffer) => chunks.push(c))
-          res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8", 0, 2_000)))
-          res.on("error", reject)
+    const lines: Array<string> = []
+    const req = https.get(
+      `${target.ready.url}/api/v1/namespaces/${namespace}/configmaps?watch=true&resourceVersion=${from}`,
+      { ca: target.ready.ca, headers: { Authorization: `Bearer ${target.ready.token}` } },
+      (res) => {
+        let rest = ""
+        res.setEncoding("utf8")
+        res.on("data", (chunk: string) => {
+          const text = rest + chunk
+          let start = 0
+          let end: number
+          while ((end = text.indexOf("\n", start)) >= 0) {
+            const line = text.slice(start, end)
+            start = end + 1
+            if (parse) JSON.parse(line)
+            lines.push(line)
+            if (lines.length === events) {
+              resolve({ perSec: events / ((performance.now() - t0) / 1000), lines })
+              req.destroy()
+              return
+            }
+          }
+          rest = text.slice(start)
         })
-        req.on("error", reject)
-      })
-      token = /"continue":"([^"]+)"/.exec(body)?.[1]
-    } while (token !== undefined)
-    return performance.now() - t0
-  }
+      }
+    )
+    req.on("error", (e) => lines.length < events && reject(e))
+  })
 
-  const sync = async (n: number, runs: number, heavyRuns: number, cleanUp: boolean) => {
+const parseLimit = (lines: ReadonlyArray<string>) => {
+  const t0 = performance.now()
+  let n = 0
+  for (const line of lines) n += JSON.parse(line) === null ? 0 : 1
+  return n / ((performance.now() - t0) / 1000)
+}
+
+const watchAll = async (w: WatchTarget, runs: number, emptyList: boolean) => {
+  const out = {
+    oursInformer: [] as Array<number>,
+    oursWatcher: [] as Array<number>,
+    oursClientStream: [] as Array<number>,
+    makeInformer: [] as Array<number>,
+    rawHttpsParse: [] as Array<number>,
+    rawHttpsRead: [] as Array<number>,
+    parse: [] as Array<number>
+  }
+  for (let r = 0; r < runs; r++) {
+    out.makeInformer.push(await theirsWatch(w))
+    out.oursInformer.push(await oursWatch(w, "informer", emptyList))
+    out.oursWatcher.push(await oursWatch(w, "watcher", emptyList))
+    out.oursClientStream.push(await clientWatch(w))
+    out.rawHttpsRead.push((await rawWatch(w, false)).perSec)
+    const raw = await rawWatch(w, true)
+    out.rawHttpsParse.push(raw.perSec)
+    out.parse.push(parseLimit(raw.lines))
+    log(
+      `  ${w.target.name} watch run ${r + 1}: ours ${round(out.oursInformer.at(-1)!)} ev/s (informer), ${
+        round(out.oursWatcher.at(-1)!)
+      } (watcher), ${round(out.oursClientStream.at(-1)!)} (client stream), makeInformer ${
+        round(out.makeInformer.at(-1)!)
+      }, raw HTTPS+parse ${round(raw.perSec)} (read only ${round(out.rawHttpsRead.at(-1)!)}), parse ${
+        round(out.parse.at(-1)!)
+      }`
+    )
+  }
+  const medians = Object.fromEntries(Object.entries(out).map(([k, v]) => [k, round(median(v))])) as {
+    readonly [K in keyof typeof out]: number
+  }
+  const runsOut = Object.fromEntries(Object.entries(out).map(([k, v]) => [k, v.map((x) => round(x))]))
+  return { events: w.events, eventsPerSec: medians, runs: runsOut }
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+
+const main = async () => {
+  const started = performance.now()
+  const [server, replay] = await Promise.all([startServer(), Replay.start()])
+  const api = makeTarget("TestApiServer", server.ready)
+  const rep = makeTarget("replay", replay.ready)
+
+  // (a) + (b) on the TestApiServer
+  const testApiSync = async (n: number, runs: number) => {
     const namespace = `bench-${n}`
     log(`populating ${n} ConfigMaps…`)
     await server.call({ op: "populate", namespace, count: n })
     const sample = await server.call({ op: "sample", namespace })
-    const oursDefault: Array<SyncRun> = []
-    const oursOnePage: Array<SyncRun> = []
-    const theirs: Array<SyncRun> = []
-    for (let r = 0; r < runs; r++) {
-      theirs.push(await theirsSync(namespace, n))
-      if (r < heavyRuns) oursDefault.push(await oursSync(namespace, n, {}))
-      oursOnePage.push(await oursSync(namespace, n, { watcher: { pageSize: n } }))
-      log(
-        `  ${n}: run ${r + 1}: makeInformer ${round(theirs.at(-1)!.millis)} ms, ours ${
-          r < heavyRuns ? round(oursDefault.at(-1)!.millis) : "-"
-        } ms (500/page), ${round(oursOnePage.at(-1)!.millis)} ms (one page)`
-      )
-    }
-    const oursKeepFields = await oursSync(namespace, n, { transform: (o) => o, watcher: { pageSize: n } })
-    const oursMetadataOnly = await oursSync(namespace, n, { watcher: { pageSize: n } }, true)
+    const figures = await syncBoth(api, namespace, n, runs)
+    const oursKeepFields = await oursSync(api, namespace, n, { transform: (o) => o, watcher: { pageSize: n } })
+    const oursMetadataOnly = await oursSync(api, namespace, n, { watcher: { pageSize: n } }, true)
     log(
-      `  ${n}: heap per object: ours ${round(best(oursOnePage.map((r) => r.bytesPerObject)))} B, metadata-only ${
+      `  ${n}: heap per object: ours ${figures.heapBytesPerObject.ours} B, makeInformer ${figures.heapBytesPerObject.makeInformer} B, metadata-only ${
         round(oursMetadataOnly.bytesPerObject)
       } B (${round(oursMetadataOnly.millis)} ms)`
     )
     const serverPaged = await server.call({ op: "listCost", namespace, limit: 500 })
     const serverSingle = await server.call({ op: "listCost", namespace, limit: undefined })
-    const rawPaged = await rawFetch(namespace, 500)
-    const rawSingle = await rawFetch(namespace, undefined)
     log(
       `  ${n}: server-side list cost ${round(serverPaged.millis)} ms (500/page, ${serverPaged.pages} pages), ${
         round(serverSingle.millis)
-      } ms (one page); raw HTTPS fetch ${round(rawPaged)} / ${round(rawSingle)} ms`
+      } ms (one page)`
     )
-    // (deleting a namespace is quadratic in the testkit: the large one stays)
-    if (cleanUp) await server.call({ op: "deleteNamespace", namespace })
+    // (deleting a namespace is quadratic in the testkit: the namespaces stay)
+    const { object, ...objectBytes } = sample
     return {
-      objects: n,
-      objectBytes: sample,
-      oursMs: round(best(oursDefault.map((r) => r.millis))),
-      oursMsRuns: oursDefault.map((r) => round(r.millis)),
-      oursOnePageMs: round(best(oursOnePage.map((r) => r.millis))),
-      oursOnePageMsRuns: oursOnePage.map((r) => round(r.millis)),
-      makeInformerMs: round(best(theirs.map((r) => r.millis))),
-      makeInformerMsRuns: theirs.map((r) => round(r.millis)),
-      serverListMs: {
-        paged500: round(serverPaged.millis),
-        onePage: round(serverSingle.millis),
-        pages: serverPaged.pages
-      },
-      // what is left of each sync once a client that only reads the same bytes is taken away
-      clientSideMs: {
-        ours: round(best(oursDefault.map((r) => r.millis)) - rawPaged),
-        oursOnePage: round(best(oursOnePage.map((r) => r.millis)) - rawSingle),
-        makeInformer: round(best(theirs.map((r) => r.millis)) - rawSingle)
-      },
-      rawHttpsFetchMs: { paged500: round(rawPaged), onePage: round(rawSingle) },
-      heapBytesPerObject: {
-        ours: round(best(oursDefault.concat(oursOnePage).map((r) => r.bytesPerObject))),
-        oursKeepManagedFields: round(oursKeepFields.bytesPerObject),
-        oursMetadataOnly: round(oursMetadataOnly.bytesPerObject),
-        makeInformer: round(best(theirs.map((r) => r.bytesPerObject)))
+      template: object,
+      figures: {
+        objects: n,
+        objectBytes,
+        ...figures,
+        serverListMs: {
+          paged500: round(serverPaged.millis),
+          onePage: round(serverSingle.millis),
+          pages: serverPaged.pages
+        },
+        clientSideMs: {
+          ours: round(figures.oursMs - figures.rawHttpsFetchMs.paged500),
+          oursOnePage: round(figures.oursOnePageMs - figures.rawHttpsFetchMs.onePage),
+          makeInformer: round(figures.makeInformerMs - figures.rawHttpsFetchMs.onePage)
+        },
+        heapBytesPerObject: {
+          ...figures.heapBytesPerObject,
+          oursKeepManagedFields: round(oursKeepFields.bytesPerObject),
+          oursMetadataOnly: round(oursMetadataOnly.bytesPerObject)
+        }
       }
     }
   }
 
-  // (a) + (b)
-  const small = await sync(SMALL, 3, 3, true)
-  const large = await sync(LARGE, 2, 1, false)
+  const replaySync = async (n: number, template: unknown, runs: number) => {
+    const namespace = `replay-${n}`
+    await replay.call({ op: "list", namespace, count: n, template, limits: [500, n, 0] })
+    const figures = await syncBoth(rep, namespace, n, runs)
+    await replay.call({ op: "drop", namespace })
+    return { objects: n, ...figures }
+  }
 
-  // (c) watch throughput
+  const small = await testApiSync(SMALL, RUNS)
+  const smallReplay = await replaySync(SMALL, small.template, RUNS)
+  const large = await testApiSync(LARGE, RUNS)
+  const largeReplay = await replaySync(LARGE, large.template, RUNS)
+
+  // (c) watch throughput: TestApiServer, then the replay server
   const namespace = "bench-watch"
   log(`preparing ${EVENTS} updates of ${WATCH_OBJECTS} ConfigMaps…`)
   await server.call({ op: "populate", namespace, count: WATCH_OBJECTS })
   const { from } = await server.call({ op: "updates", namespace, objects: WATCH_OBJECTS, count: EVENTS }) as {
     from: string
   }
+  const watchApi = await watchAll({ target: api, namespace, from, events: EVENTS }, RUNS, true)
+  const replayNamespace = "replay-watch"
+  const prepared = await replay.call({
+    op: "watch",
+    namespace: replayNamespace,
+    objects: WATCH_OBJECTS,
+    events: REPLAY_EVENTS,
+    template: small.template
+  }) as { resourceVersion: string }
+  log(`replaying ${REPLAY_EVENTS} updates of ${WATCH_OBJECTS} ConfigMaps…`)
+  const watchReplay = await watchAll(
+    { target: rep, namespace: replayNamespace, from: prepared.resourceVersion, events: REPLAY_EVENTS },
+    RUNS,
+    false
+  )
 
-  /** The raw watch stream of our KubeClient (HTTP, line splitting, JSON.parse, decode), no watcher. */
-  const clientWatch = () =>
-    ours.runPromise(Effect.gen(function*() {
-      const client = yield* KubeClient.KubeClient
-      let count = 0
-      const t0 = performance.now()
-      yield* client.watch(Resource.ConfigMap, { namespace, resourceVersion: from }).pipe(
-        Stream.takeWhile(() => ++count < EVENTS),
-        Stream.runDrain
-      )
-      return EVENTS / ((performance.now() - t0) / 1000)
-    }))
-
-  const oursWatch = (level: "informer" | "watcher") =>
-    ours.runPromise(
-      Effect.gen(function*() {
-        const client = yield* KubeClient.KubeClient
-        const go = yield* Deferred.make<void>()
-        const done = yield* Deferred.make<number>()
-        const real = Cache.listWatch(client, Resource.ConfigMap, { namespace })
-        // an empty list at `from`: the watch then replays the EVENTS updates
-        const listWatch: Watcher.ListWatch<Resource.ConfigMap> = {
-          ...real,
-          list: () => Effect.as(Deferred.await(go), { items: [], resourceVersion: from })
-        }
-        let count = 0
-        const tick = Effect.suspend(() => ++count === EVENTS ? Deferred.succeed(done, performance.now()) : Effect.void)
-        if (level === "informer") {
-          const informer = yield* Informer.make(listWatch)
-          yield* informer.events.pipe(Stream.runForEach(() => tick), Effect.forkScoped)
-        } else {
-          yield* Watcher.watch(listWatch).pipe(
-            Stream.runForEach((e) => e._tag === "Apply" ? tick : Effect.void),
-            Effect.forkScoped
-          )
-        }
-        yield* Effect.sleep("20 millis") // the subscriber is in place
-        const t0 = performance.now()
-        yield* Deferred.succeed(go, undefined)
-        const t1 = yield* Deferred.await(done)
-        return EVENTS / ((t1 - t0) / 1000)
-      }).pipe(Effect.scoped)
-    )
-
-  const theirsWatch = async () => {
-    const informer = k8s.makeInformer(
-      kc,
-      `/api/v1/namespaces/${namespace}/configmaps`,
-      async () => ({ apiVersion: "v1", kind: "ConfigMapList", metadata: { resourceVersion: from }, items: [] })
-    )
-    let count = 0
-    const done = new Promise<number>((resolve) => {
-      const cb = () => {
-        if (++count === EVENTS) resolve(performance.now())
-      }
-      informer.on("add", cb)
-      informer.on("update", cb)
-    })
-    const t0 = performance.now()
-    await informer.start()
-    const t1 = await done
-    await informer.stop()
-    return EVENTS / ((t1 - t0) / 1000)
-  }
-
-  /**
-   * Reads the same watch over raw HTTPS, splitting lines and `JSON.parse`-ing each (or not: then it measures the
-   * server and the transport alone); returns the lines too.
-   */
-  const rawWatch = (parse: boolean) =>
-    new Promise<{ readonly perSec: number; readonly lines: ReadonlyArray<string> }>((resolve, reject) => {
-      const t0 = performance.now()
-      const lines: Array<string> = []
-      const req = https.get(
-        `${ready.url}/api/v1/namespaces/${namespace}/configmaps?watch=true&resourceVersion=${from}`,
-        { ca: ready.ca, headers: { Authorization: `Bearer ${ready.token}` } },
-        (res) => {
-          let rest = ""
-          res.setEncoding("utf8")
-          res.on("data", (chunk: string) => {
-            const text = rest + chunk
-            let start = 0
-            let end: number
-            while ((end = text.indexOf("\n", start)) >= 0) {
-              const line = text.slice(start, end)
-              start = end + 1
-              if (parse) JSON.parse(line)
-              lines.push(line)
-              if (lines.length === EVENTS) {
-                resolve({ perSec: EVENTS / ((performance.now() - t0) / 1000), lines })
-                req.destroy()
-                return
-              }
-            }
-            rest = text.slice(start)
-          })
-        }
-      )
-      req.on("error", (e) => lines.length < EVENTS && reject(e))
-    })
-
-  const parseLimit = (lines: ReadonlyArray<string>) => {
-    const t0 = performance.now()
-    let n = 0
-    for (const line of lines) n += JSON.parse(line) === null ? 0 : 1
-    return n / ((performance.now() - t0) / 1000)
-  }
-
-  const watchRuns = {
-    informer: [] as Array<number>,
-    watcher: [] as Array<number>,
-    client: [] as Array<number>,
-    theirs: [] as Array<number>
-  }
-  const rawRuns: Array<number> = []
-  const transportRuns: Array<number> = []
-  const parseRuns: Array<number> = []
-  for (let r = 0; r < 3; r++) {
-    watchRuns.theirs.push(await theirsWatch())
-    watchRuns.informer.push(await oursWatch("informer"))
-    watchRuns.watcher.push(await oursWatch("watcher"))
-    watchRuns.client.push(await clientWatch())
-    transportRuns.push((await rawWatch(false)).perSec)
-    const raw = await rawWatch(true)
-    rawRuns.push(raw.perSec)
-    parseRuns.push(parseLimit(raw.lines))
-    log(
-      `  watch run ${r + 1}: ours ${round(watchRuns.informer.at(-1)!)} ev/s (informer), ${
-        round(watchRuns.watcher.at(-1)!)
-      } (watcher), ${round(watchRuns.client.at(-1)!)} (client stream), makeInformer ${
-        round(watchRuns.theirs.at(-1)!)
-      }, raw HTTPS+parse ${round(raw.perSec)} (read only ${round(transportRuns.at(-1)!)}), parse ${
-        round(parseRuns.at(-1)!)
-      }`
-    )
-  }
-  const top = (xs: ReadonlyArray<number>) => Math.max(...xs)
-
-  await ours.dispose()
+  await api.ours.dispose()
+  await rep.ours.dispose()
   server.stop()
+  replay.stop()
 
-  const watchEventsPerSec = top(watchRuns.informer)
-  const informerEventsPerSec = top(watchRuns.theirs)
-  const parseLimitEventsPerSec = top(parseRuns)
+  const l = large.figures
+  const s = small.figures
+  const ratio = (a: number, b: number) => round(a / b, 3)
   const result = {
     benchmark: "kube",
     date: new Date().toISOString(),
     node: process.version,
     cpus: os.cpus().length,
-    syncRatio100k: round(large.oursMs / large.makeInformerMs, 3),
-    syncRatio10k: round(small.oursMs / small.makeInformerMs, 3),
-    syncRatio100kOnePage: round(large.oursOnePageMs / large.makeInformerMs, 3),
-    syncRatio100kClientSide: round(large.clientSideMs.ours / large.clientSideMs.makeInformer, 3),
-    memoryRatio: round(large.heapBytesPerObject.ours / large.heapBytesPerObject.makeInformer, 3),
-    memoryRatioKeepManagedFields: round(
-      large.heapBytesPerObject.oursKeepManagedFields / large.heapBytesPerObject.makeInformer,
-      3
-    ),
-    // metadata-only (MetadataOnly.make) / full, both ours with the default transform: what `owns` saves per object
-    memoryRatioMetadataOnly: round(large.heapBytesPerObject.oursMetadataOnly / large.heapBytesPerObject.ours, 3),
-    watchEventsPerSec: round(watchEventsPerSec),
-    informerEventsPerSec: round(informerEventsPerSec),
-    parseLimitEventsPerSec: round(parseLimitEventsPerSec),
-    watcherEventsPerSec: round(top(watchRuns.watcher)),
-    clientWatchEventsPerSec: round(top(watchRuns.client)),
-    rawHttpsParseEventsPerSec: round(top(rawRuns)),
-    rawHttpsReadEventsPerSec: round(top(transportRuns)),
-    watchVsParseLimit: round(watchEventsPerSec / parseLimitEventsPerSec, 3),
-    watchVsMakeInformer: round(watchEventsPerSec / informerEventsPerSec, 3),
-    sync: { small, large },
-    watch: {
-      events: EVENTS,
-      objects: WATCH_OBJECTS,
-      runs: {
-        oursInformer: watchRuns.informer.map((x) => round(x)),
-        oursWatcher: watchRuns.watcher.map((x) => round(x)),
-        oursClientStream: watchRuns.client.map((x) => round(x)),
-        makeInformer: watchRuns.theirs.map((x) => round(x)),
-        rawHttpsParse: rawRuns.map((x) => round(x)),
-        rawHttpsRead: transportRuns.map((x) => round(x)),
-        parse: parseRuns.map((x) => round(x))
-      }
+    // the issue's figures
+    watchRatioReplay: ratio(watchReplay.eventsPerSec.oursInformer, watchReplay.eventsPerSec.makeInformer),
+    watchVsParseLimitReplay: ratio(watchReplay.eventsPerSec.oursInformer, watchReplay.eventsPerSec.parse),
+    syncRatio100kReplay: ratio(largeReplay.oursMs, largeReplay.makeInformerMs),
+    syncRatio100k: ratio(l.oursMs, l.makeInformerMs),
+    memoryRatio: ratio(l.heapBytesPerObject.ours, l.heapBytesPerObject.makeInformer),
+    memoryRatioMetadataOnly: ratio(l.heapBytesPerObject.oursMetadataOnly, l.heapBytesPerObject.makeInformer),
+    growth10kTo100k: {
+      syncTime: ratio(l.oursMs, s.oursMs),
+      syncTimeReplay: ratio(largeReplay.oursMs, smallReplay.oursMs),
+      memory: ratio(l.heapBytesPerObject.ours * LARGE, s.heapBytesPerObject.ours * SMALL),
+      makeInformerSyncTime: ratio(l.makeInformerMs, s.makeInformerMs),
+      makeInformerSyncTimeReplay: ratio(largeReplay.makeInformerMs, smallReplay.makeInformerMs),
+      makeInformerMemory: ratio(l.heapBytesPerObject.makeInformer * LARGE, s.heapBytesPerObject.makeInformer * SMALL)
     },
+    // baselines and more
+    watchEventsPerSecReplay: watchReplay.eventsPerSec.oursInformer,
+    makeInformerEventsPerSecReplay: watchReplay.eventsPerSec.makeInformer,
+    parseLimitEventsPerSecReplay: watchReplay.eventsPerSec.parse,
+    rawHttpsParseEventsPerSecReplay: watchReplay.eventsPerSec.rawHttpsParse,
+    rawHttpsReadEventsPerSecReplay: watchReplay.eventsPerSec.rawHttpsRead,
+    watchRatio: ratio(watchApi.eventsPerSec.oursInformer, watchApi.eventsPerSec.makeInformer),
+    watchVsParseLimit: ratio(watchApi.eventsPerSec.oursInformer, watchApi.eventsPerSec.parse),
+    watchEventsPerSec: watchApi.eventsPerSec.oursInformer,
+    makeInformerEventsPerSec: watchApi.eventsPerSec.makeInformer,
+    syncRatio10k: ratio(s.oursMs, s.makeInformerMs),
+    syncRatio10kReplay: ratio(smallReplay.oursMs, smallReplay.makeInformerMs),
+    syncRatio100kOnePage: ratio(l.oursOnePageMs, l.makeInformerMs),
+    syncRatio100kOnePageReplay: ratio(largeReplay.oursOnePageMs, largeReplay.makeInformerMs),
+    memoryRatioKeepManagedFields: ratio(l.heapBytesPerObject.oursKeepManagedFields, l.heapBytesPerObject.makeInformer),
+    memoryRatioMetadataOnlyVsOurs: ratio(l.heapBytesPerObject.oursMetadataOnly, l.heapBytesPerObject.ours),
+    sync: { testApiServer: { small: s, large: l }, replay: { small: smallReplay, large: largeReplay } },
+    watch: { objects: WATCH_OBJECTS, testApiServer: watchApi, replay: watchReplay },
+    runs: RUNS,
     totalSeconds: round((performance.now() - started) / 1000, 1),
-    notes: "Ratios are ours / makeInformer (lower is better for sync time and memory). Sync: best run; ours with " +
-      "its defaults (500 per page) and with one page; makeInformer lists everything in one request " +
-      "(listNamespacedConfigMap, typed deserialization) and `start()` resolves once the list is stored and the " +
-      "watch request is open. serverListMs is the TestCluster's own cost of those lists (no HTTP); rawHttpsFetchMs " +
-      "a client that only reads the bytes; clientSideMs = sync − rawHttpsFetchMs. Heap: used heap after full GCs, " +
-      "(with the cache − the lower of before and after it) / N; makeInformer " +
-      "always keeps managedFields; oursMetadataOnly caches PartialObjectMetadata (MetadataOnly.make, one page), " +
-      "memoryRatioMetadataOnly = oursMetadataOnly / ours. Watch: events per second through our Informer to a subscriber " +
-      "(watchEventsPerSec), the bare Watcher stream, makeInformer's add/update callbacks (informerEventsPerSec), " +
-      "raw HTTPS + JSON.parse, and JSON.parse of the same lines in memory (parseLimitEventsPerSec); best of 3. " +
-      "The server runs in a worker thread of the same process."
+    notes: "Ratios are ours / makeInformer (sync time and memory: lower is better; watch: higher is better), medians " +
+      "of the runs, both clients interleaved in one process. Two servers: the TestApiServer (a worker thread) and the " +
+      "replay server (bench/replay/server.ts, a child process serving pre-serialized pages and watch events: the " +
+      "client's own ceiling). Sync: ours with its defaults (500 per page) and with one page; makeInformer lists " +
+      "everything in one request (listNamespacedConfigMap) and `start()` resolves once the list is stored and the " +
+      "watch request is open. rawHttpsFetchMs: a client that only reads the bytes; rawHttpsParseMs: reads and " +
+      "JSON.parses them. Heap (TestApiServer runs): used heap after full GCs, (with the cache − the lower of before " +
+      "and after it) / N; makeInformer keeps managedFields (it has no transform), ours strips them by default. " +
+      "memoryRatioMetadataOnly = ours metadata-only (MetadataOnly.make) / makeInformer full objects. Watch: events " +
+      "per second through our Informer to a subscriber, the bare Watcher, our client's stream, makeInformer's " +
+      "add/update callbacks, raw HTTPS read (+ JSON.parse) of the same stream, and JSON.parse of the same lines in " +
+      "memory (the parse limit). growth10kTo100k: 100k ÷ 10k of sync time and of total cache heap."
   }
   const file = path.join(import.meta.dirname, "results", "kube.json")
   fs.mkdirSync(path.dirname(file), { recursive: true })
   fs.writeFileSync(file, JSON.stringify(result, null, 2) + "\n")
-  console.log(JSON.stringify(result, null, 2))
+  const { sync: _s, watch: _w, ...summary } = result
+  console.log(JSON.stringify(summary, null, 2))
 }
 
 if (isMainThread) {

@@ -98,7 +98,8 @@ export interface Options<A> {
 }
 
 /**
- * The default transform: drops `metadata.managedFields`.
+ * The default transform: drops `metadata.managedFields`, and keeps one shared copy of the short strings many
+ * cached objects repeat (namespace, creation time, label values) instead of one per object.
  *
  * @since 0.1.0
  * @category transforms

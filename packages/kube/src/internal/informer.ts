@@ -15,11 +15,37 @@ import * as Watch from "../Watcher.js"
 import { keyOf, MutableStore } from "./store.js"
 import * as internalUndecodable from "./undecodable.js"
 
+/**
+ * One copy of each short metadata string many cached objects repeat (a namespace, a creation time, label values):
+ * `JSON.parse` gives every object its own copies. Bounded: past `internLimit` distinct strings, new ones are kept
+ * as they are.
+ */
+const internTable = new Map<string, string>()
+const internLimit = 65_536
+
+const intern = (value: unknown): unknown => {
+  if (typeof value !== "string" || value.length > 64) return value
+  const shared = internTable.get(value)
+  if (shared !== undefined) return shared
+  if (internTable.size < internLimit) internTable.set(value, value)
+  return value
+}
+
+const internLabels = (labels: unknown): unknown => {
+  if (typeof labels !== "object" || labels === null) return labels
+  const out: Record<string, unknown> = {}
+  for (const key in labels) out[key] = intern((labels as Record<string, unknown>)[key])
+  return out
+}
+
 /** @internal */
 export const stripManagedFields = <A extends HasMetadata>(object: A): A => {
   const metadata = object.metadata as (HasMetadata["metadata"] & { managedFields?: unknown }) | undefined
   if (metadata === undefined || metadata.managedFields === undefined) return object
-  const { managedFields: _, ...rest } = metadata
+  const { managedFields: _, ...rest } = metadata as Record<string, unknown>
+  if (rest.namespace !== undefined) rest.namespace = intern(rest.namespace)
+  if (rest.creationTimestamp !== undefined) rest.creationTimestamp = intern(rest.creationTimestamp)
+  if (rest.labels !== undefined) rest.labels = internLabels(rest.labels)
   return { ...object, metadata: rest }
 }
 
@@ -108,7 +134,7 @@ export class Reflector<A extends HasMetadata> {
         const key = keyOf(object)
         const was = this.store.removeUndecodable(key)
         if (was !== undefined) undecodable.push(Event.delete(was))
-        const old = this.store.upsert(object)
+        const old = this.store.upsert(object, key)
         out.push(old === undefined ? Event.create(object) : Event.update(old, object))
         return
       }

@@ -1,12 +1,13 @@
 import type { ObjectMeta } from "@reconcile/core"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Kube from "../Kube.js"
 import type * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
 import type * as Resource from "../Resource.js"
 import { acceptFor } from "./metadataOnly.js"
-import { rawText } from "./resource.js"
+import { decodeSync, rawText } from "./resource.js"
 
 type Json = Record<string, unknown>
 
@@ -36,45 +37,65 @@ const badLine = <A extends ObjectMeta.HasMetadata>(
 
 const eventTags = { ADDED: "Added", MODIFIED: "Modified", DELETED: "Deleted" } as const
 
+/**
+ * One watch line to its event; `decode` turns the event's object into the resource's type (synchronously when the
+ * resource has a synchronous decoder, see `decodeSync`, else an Effect).
+ */
+const parseLine = <A extends ObjectMeta.HasMetadata, D>(
+  resource: Resource.Resource<A>,
+  line: string,
+  decoded: (tag: "Added" | "Modified" | "Deleted", object: unknown) => D
+): KubeClient.WatchEvent<A> | D => {
+  let event: unknown
+  try {
+    event = JSON.parse(line)
+  } catch (e) {
+    return badLine(resource, line, `watch line is not JSON: ${e instanceof Error ? e.message : e}`)
+  }
+  if (!isRecord(event) || typeof event.type !== "string") {
+    return badLine(resource, line, "not a watch event (no type)")
+  }
+  switch (event.type) {
+    case "ADDED":
+    case "MODIFIED":
+    case "DELETED":
+      return decoded(eventTags[event.type], event.object)
+    case "BOOKMARK": {
+      const meta = isRecord(event.object) && isRecord(event.object.metadata) ? event.object.metadata : undefined
+      if (meta === undefined || typeof meta.resourceVersion !== "string") {
+        return badLine(resource, line, "BOOKMARK without metadata.resourceVersion")
+      }
+      const annotations = isRecord(meta.annotations) ? meta.annotations as Record<string, string> : {}
+      return { _tag: "Bookmark", resourceVersion: meta.resourceVersion, annotations }
+    }
+    case "ERROR": {
+      const status: KubeError.Status = isRecord(event.object) ? event.object : {}
+      return { _tag: "Error", status, error: KubeError.fromStatus(status, { code: 500 }) }
+    }
+    default:
+      return badLine(resource, line, `unknown watch event type ${event.type}`)
+  }
+}
+
+const fromDecoded = <A>(
+  tag: "Added" | "Modified" | "Deleted",
+  result: Result.Result<A, KubeError.Decode>
+): KubeClient.WatchEvent<A> =>
+  Result.isSuccess(result)
+    ? { _tag: tag, object: result.success }
+    : { _tag: "Undecodable", error: result.failure, type: tag }
+
 /** @internal */
 export const parseWatchLine = <A extends ObjectMeta.HasMetadata>(
   resource: Resource.Resource<A>,
   line: string
 ): Effect.Effect<KubeClient.WatchEvent<A>> => {
-  let event: unknown
-  try {
-    event = JSON.parse(line)
-  } catch (e) {
-    return Effect.succeed(badLine(resource, line, `watch line is not JSON: ${e instanceof Error ? e.message : e}`))
-  }
-  if (!isRecord(event) || typeof event.type !== "string") {
-    return Effect.succeed(badLine(resource, line, "not a watch event (no type)"))
-  }
-  switch (event.type) {
-    case "ADDED":
-    case "MODIFIED":
-    case "DELETED": {
-      const _tag = eventTags[event.type]
-      return Effect.match(resource.decode(event.object), {
-        onFailure: (error): KubeClient.WatchEvent<A> => ({ _tag: "Undecodable", error, type: _tag }),
-        onSuccess: (object): KubeClient.WatchEvent<A> => ({ _tag, object })
-      })
-    }
-    case "BOOKMARK": {
-      const meta = isRecord(event.object) && isRecord(event.object.metadata) ? event.object.metadata : undefined
-      if (meta === undefined || typeof meta.resourceVersion !== "string") {
-        return Effect.succeed(badLine(resource, line, "BOOKMARK without metadata.resourceVersion"))
-      }
-      const annotations = isRecord(meta.annotations) ? meta.annotations as Record<string, string> : {}
-      return Effect.succeed({ _tag: "Bookmark", resourceVersion: meta.resourceVersion, annotations })
-    }
-    case "ERROR": {
-      const status: KubeError.Status = isRecord(event.object) ? event.object : {}
-      return Effect.succeed({ _tag: "Error", status, error: KubeError.fromStatus(status, { code: 500 }) })
-    }
-    default:
-      return Effect.succeed(badLine(resource, line, `unknown watch event type ${event.type}`))
-  }
+  const event = parseLine(resource, line, (tag, object) =>
+    Effect.match(resource.decode(object), {
+      onFailure: (error): KubeClient.WatchEvent<A> => ({ _tag: "Undecodable", error, type: tag }),
+      onSuccess: (object): KubeClient.WatchEvent<A> => ({ _tag: tag, object })
+    }))
+  return Effect.isEffect(event) ? event : Effect.succeed(event)
 }
 
 /** @internal */
@@ -86,6 +107,7 @@ export const parseWatchStream = <A extends ObjectMeta.HasMetadata, E, R>(
     // One stage for decoding, line splitting and parsing: a watch often arrives one event per
     // network chunk, and every extra stream stage costs more per chunk than parsing the line.
     const decoder = new TextDecoder()
+    const sync = decodeSync(resource)
     let pending = ""
     const parseLines = (text: string, last: boolean) => {
       pending += text
@@ -101,7 +123,10 @@ export const parseWatchStream = <A extends ObjectMeta.HasMetadata, E, R>(
         lines.push(pending)
         pending = ""
       }
-      return Effect.forEach(lines, (line) => parseWatchLine(resource, line))
+      if (sync === undefined) return Effect.forEach(lines, (line) => parseWatchLine(resource, line))
+      const events: Array<KubeClient.WatchEvent<A>> = []
+      for (const line of lines) events.push(parseLine(resource, line, (tag, object) => fromDecoded(tag, sync(object))))
+      return Effect.succeed(events)
     }
     return Stream.concat(
       // a chunk without a complete line emits nothing (effect 4 streams carry non-empty arrays)
@@ -175,7 +200,24 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
           )
         }
         const meta = isRecord(body.metadata) ? body.metadata : {}
-        return Effect.map(decodeItems(body.items, decodeWith(resource, info)), ({ items, undecodable }) => ({
+        const sync = decodeSync(resource)
+        const decoded = sync === undefined
+          ? decodeItems(body.items, decodeWith(resource, info))
+          : Effect.sync(() => {
+            // no Effect per item: a page is hundreds of them
+            const items: Array<A> = []
+            const undecodable: Array<KubeError.Decode> = []
+            for (const item of body.items as ReadonlyArray<unknown>) {
+              const result = sync(item)
+              if (Result.isSuccess(result)) items.push(result.success)
+              else {
+                const e = result.failure
+                undecodable.push(e.request === undefined ? new KubeError.Decode({ ...e, request: info }) : e)
+              }
+            }
+            return { items, undecodable }
+          })
+        return Effect.map(decoded, ({ items, undecodable }) => ({
           items,
           resourceVersion: typeof meta.resourceVersion === "string" ? meta.resourceVersion : "",
           continue: typeof meta.continue === "string" && meta.continue !== "" ? meta.continue : undefined,

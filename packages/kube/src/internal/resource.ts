@@ -95,13 +95,20 @@ const withMetadata =
  * `apiVersion`/`kind` (list items) are filled in, in place.
  */
 const checkObject = (d: Descriptor, apiVersion: string) => (u: unknown): Result.Result<Json, KubeError.Decode> => {
-  const fail = (issue: string) => Result.fail(decodeError(d, apiVersion, u, issue))
-  if (!isRecord(u)) return fail(`expected a JSON object, got ${Array.isArray(u) ? "an array" : typeof u}`)
-  if (u.kind !== undefined && u.kind !== d.kind) return fail(`expected kind ${d.kind}, got ${String(u.kind)}`)
-  if (u.apiVersion !== undefined && u.apiVersion !== apiVersion) {
-    return fail(`expected apiVersion ${apiVersion}, got ${String(u.apiVersion)}`)
+  if (!isRecord(u)) {
+    return Result.fail(
+      decodeError(d, apiVersion, u, `expected a JSON object, got ${Array.isArray(u) ? "an array" : typeof u}`)
+    )
   }
-  if (u.metadata !== undefined && !isRecord(u.metadata)) return fail("metadata is not an object")
+  if (u.kind !== undefined && u.kind !== d.kind) {
+    return Result.fail(decodeError(d, apiVersion, u, `expected kind ${d.kind}, got ${String(u.kind)}`))
+  }
+  if (u.apiVersion !== undefined && u.apiVersion !== apiVersion) {
+    return Result.fail(decodeError(d, apiVersion, u, `expected apiVersion ${apiVersion}, got ${String(u.apiVersion)}`))
+  }
+  if (u.metadata !== undefined && !isRecord(u.metadata)) {
+    return Result.fail(decodeError(d, apiVersion, u, "metadata is not an object"))
+  }
   if (u.kind === undefined) u.kind = d.kind
   if (u.apiVersion === undefined) u.apiVersion = apiVersion
   return Result.succeed(u)
@@ -119,6 +126,18 @@ const base = (d: Descriptor) => ({
   path: pathBuilder(d)
 })
 
+/**
+ * The synchronous decoder behind a resource's `decode`, for the resources made here (built-in kinds and
+ * `Resource.custom`): the list and watch paths decode each object without an Effect. Keyed by the `decode`
+ * function itself, so a resource that replaces `decode` (a spread with another one) has none.
+ */
+const syncDecoders = new WeakMap<object, (u: unknown) => Result.Result<any, KubeError.Decode>>()
+
+/** @internal */
+export const decodeSync = <A>(
+  resource: { readonly decode: (u: unknown) => Effect.Effect<A, KubeError.Decode> }
+): ((u: unknown) => Result.Result<A, KubeError.Decode>) | undefined => syncDecoders.get(resource.decode)
+
 /** @internal */
 export const make = <A extends ObjectMeta.HasMetadata>(
   options: Descriptor & {
@@ -126,12 +145,14 @@ export const make = <A extends ObjectMeta.HasMetadata>(
     readonly encode?: ((a: A) => Effect.Effect<unknown, KubeError.Encode>) | undefined
   }
 ): Resource.Resource<A> => {
-  const check = checkObject(options, apiVersionOf(options))
+  const check = checkObject(options, apiVersionOf(options)) as (u: unknown) => Result.Result<A, KubeError.Decode>
+  const decode = options.decode === undefined
+    ? (u: unknown) => Effect.fromResult(check(u))
+    : withMetadata(options, apiVersionOf(options), options.decode)
+  if (options.decode === undefined) syncDecoders.set(decode, check)
   return {
     ...base(options),
-    decode: options.decode === undefined
-      ? (u) => Effect.fromResult(check(u) as Result.Result<A, KubeError.Decode>)
-      : withMetadata(options, apiVersionOf(options), options.decode),
+    decode,
     encode: options.encode ?? Effect.succeed
   }
 }
@@ -194,6 +215,7 @@ export const custom = <Spec, SpecEncoded, Status = never, StatusEncoded = never>
   }
 
   const decode = (u: unknown) => Effect.fromResult(decodeResult(u))
+  syncDecoders.set(decode, decodeResult)
   const encode = (a: Resource.CustomObject<Spec, Status>) => Effect.fromResult(encodeResult(a))
 
   const resource: Resource.CustomResource<Spec, SpecEncoded, Status, StatusEncoded> = {

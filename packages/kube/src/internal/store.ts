@@ -86,6 +86,7 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
 
   /** Forgets the undecodable entry of `key`; returns it. */
   removeUndecodable(key: string): Undecodable.Undecodable | undefined {
+    if (this.undecodables.size === 0) return undefined
     const old = this.undecodables.get(key)
     if (old !== undefined) this.undecodables.delete(key)
     return old
@@ -100,13 +101,21 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
     for (const [key, object] of this.objects) this.indexInto(values, index, key, object)
   }
 
-  /** Inserts or replaces one object; returns the previous one. */
-  upsert(object: A): A | undefined {
-    const key = keyOf(object)
+  /** Inserts or replaces one object (under `key`, its `keyOf` when given); returns the previous one. */
+  upsert(object: A, key: string = keyOf(object)): A | undefined {
     const old = this.objects.get(key)
-    if (old !== undefined) this.unindex(key, old)
     this.objects.set(key, object)
-    for (const [name, index] of this.indexers) this.indexInto(this.indexes.get(name)!, index, key, object)
+    for (const [name, index] of this.indexers) {
+      const values = this.indexes.get(name)!
+      const next = index(object)
+      if (old !== undefined) {
+        // an update rarely moves an object between index values (same namespace, same owners): then nothing to do
+        const previous = index(old)
+        if (sameValues(previous, next)) continue
+        this.unindexFrom(values, key, previous)
+      }
+      this.indexValues(values, key, next)
+    }
     return old
   }
 
@@ -132,22 +141,33 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
   }
 
   private indexInto(values: Map<string, Set<string>>, index: Store.IndexFunction<A>, key: string, object: A) {
-    for (const value of index(object)) {
+    this.indexValues(values, key, index(object))
+  }
+
+  private indexValues(values: Map<string, Set<string>>, key: string, indexed: ReadonlyArray<string>) {
+    for (const value of indexed) {
       let keys = values.get(value)
       if (keys === undefined) values.set(value, keys = new Set())
       keys.add(key)
     }
   }
 
-  private unindex(key: string, object: A) {
-    for (const [name, index] of this.indexers) {
-      const values = this.indexes.get(name)!
-      for (const value of index(object)) {
-        const keys = values.get(value)
-        if (keys === undefined) continue
-        keys.delete(key)
-        if (keys.size === 0) values.delete(value)
-      }
+  private unindexFrom(values: Map<string, Set<string>>, key: string, indexed: ReadonlyArray<string>) {
+    for (const value of indexed) {
+      const keys = values.get(value)
+      if (keys === undefined) continue
+      keys.delete(key)
+      if (keys.size === 0) values.delete(value)
     }
   }
+
+  private unindex(key: string, object: A) {
+    for (const [name, index] of this.indexers) this.unindexFrom(this.indexes.get(name)!, key, index(object))
+  }
+}
+
+const sameValues = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
 }

@@ -320,7 +320,8 @@ export class Core {
     if (counts === undefined) {
       counts = new Int32Array(cache.keys.length + 1)
       for (let i = 0; i < cache.keys.length; i++) {
-        counts[i + 1] = counts[i]! + (this.matchesScope(rt, namespace, [], [], cache.source.get(cache.keys[i]!)!) ? 1 : 0)
+        counts[i + 1] = counts[i]! +
+          (this.matchesScope(rt, namespace, [], [], cache.source.get(cache.keys[i]!)!) ? 1 : 0)
       }
       cache.inScope.set(scope, counts)
     }

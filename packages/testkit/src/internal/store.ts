@@ -1036,6 +1036,22 @@ export class Core {
     policy: "Background" | "Foreground" | "Orphan"
   ): { readonly object: KubeObject; readonly deleted: boolean } {
     if (existing.metadata.deletionTimestamp !== undefined) return { object: this.present(rt, existing), deleted: false }
+    const marked = this.markedForDeletion(rt, existing, policy)
+    return marked === undefined
+      ? { object: this.present(rt, existing), deleted: true }
+      : { object: this.present(rt, marked), deleted: false }
+  }
+
+  /**
+   * The object a delete leaves behind while something holds it — finalizers, foreground dependents (which add
+   * `foregroundDeletion`), a namespace's contents — with its `deletionTimestamp` (and a `Terminating` namespace);
+   * `undefined` when nothing holds it and it goes at once.
+   */
+  private markedForDeletion(
+    rt: ResourceType,
+    existing: Obj,
+    policy: "Background" | "Foreground" | "Orphan"
+  ): Obj | undefined {
     const finalizers = [...finalizersOf(existing)]
     if (
       policy === "Foreground" && this.dependentsOf(existing.metadata.uid).length > 0 && !finalizers.includes(FOREGROUND)
@@ -1043,14 +1059,14 @@ export class Core {
       finalizers.push(FOREGROUND)
     }
     const isNamespace = rt.kind === "Namespace" && rt.group === ""
-    if (finalizers.length === 0 && !isNamespace) return { object: this.present(rt, existing), deleted: true }
+    if (finalizers.length === 0 && !isNamespace) return undefined
     const next = clone(existing)
     next.metadata.deletionTimestamp = formatTime(this.now())
     next.metadata.deletionGracePeriodSeconds = 0
     if (finalizers.length > 0) next.metadata.finalizers = finalizers
     if (rt.tracksGeneration) next.metadata.generation = (existing.metadata.generation ?? 0) + 1
     if (isNamespace) next.status = { ...next.status, phase: "Terminating" }
-    return { object: this.present(rt, next), deleted: false }
+    return next
   }
 
   private deleteObject(
@@ -1061,28 +1077,18 @@ export class Core {
     if (existing.metadata.deletionTimestamp !== undefined) return { object: existing, deleted: false }
     const uid = existing.metadata.uid as string
     if (policy === "Orphan") this.orphanDependents(uid)
-    const finalizers = [...finalizersOf(existing)]
-    if (policy === "Foreground" && this.dependentsOf(uid).length > 0 && !finalizers.includes(FOREGROUND)) {
-      finalizers.push(FOREGROUND)
-    }
-    const isNamespace = rt.kind === "Namespace" && rt.group === ""
-    if (finalizers.length > 0 || isNamespace) {
-      const next = clone(existing)
-      next.metadata.deletionTimestamp = formatTime(this.now())
-      next.metadata.deletionGracePeriodSeconds = 0
-      if (finalizers.length > 0) next.metadata.finalizers = finalizers
-      if (rt.tracksGeneration) next.metadata.generation = (existing.metadata.generation ?? 0) + 1
-      if (isNamespace) next.status = { ...next.status, phase: "Terminating" }
+    const next = this.markedForDeletion(rt, existing, policy)
+    if (next !== undefined) {
       delete next.metadata.resourceVersion
       const stored = this.commit(rt, "MODIFIED", next, existing)
-      if (finalizers.includes(FOREGROUND)) {
+      if (finalizersOf(next).includes(FOREGROUND)) {
         for (const dep of this.dependentsOf(uid)) {
           const current = this.lookupUid(dep.obj.metadata.uid)
           if (current !== undefined) this.deleteObject(current.rt, current.obj, "Background")
         }
         this.releaseForeground(uid)
       }
-      if (isNamespace) {
+      if (rt.kind === "Namespace" && rt.group === "") {
         if (this.namespaceLifecycle) this.deleteNamespaceContents(existing.metadata.name)
         this.finishNamespace(existing.metadata.name)
       }

@@ -190,17 +190,7 @@ const pruneNode = (x: unknown, s: Schema | undefined, path: string, paths: Array
     }
     return
   }
-  const props = propsOf(s)
-  const additional = additionalOf(s)
-  for (const k of Object.keys(x)) {
-    if (embedded(s) && metaFields.has(k)) continue
-    if (props !== undefined && hasOwn(props, k)) pruneNode(x[k], props[k], appendKey(path, k), paths)
-    else if (additional !== undefined) pruneNode(x[k], additional, appendKey(path, k), paths)
-    else {
-      if (!metaFields.has(k) || path !== "") paths.push(appendKey(path, k))
-      delete x[k]
-    }
-  }
+  pruneFields(x, s, path, paths, false)
 }
 
 const skipPrune = (x: unknown, s: Schema, path: string, paths: Array<string>): void => {
@@ -210,12 +200,24 @@ const skipPrune = (x: unknown, s: Schema, path: string, paths: Array<string>): v
     return
   }
   if (!isObject(x)) return
+  pruneFields(x, s, path, paths, true)
+}
+
+/**
+ * Prunes each field of an object under the schema that specifies it (`properties`, else `additionalProperties`); a
+ * field neither specifies is dropped, unless `keepUnknown` (`x-kubernetes-preserve-unknown-fields` at this level).
+ */
+const pruneFields = (x: Obj, s: Schema, path: string, paths: Array<string>, keepUnknown: boolean): void => {
   const props = propsOf(s)
   const additional = additionalOf(s)
   for (const k of Object.keys(x)) {
     if (embedded(s) && metaFields.has(k)) continue
     if (props !== undefined && hasOwn(props, k)) pruneNode(x[k], props[k], appendKey(path, k), paths)
     else if (additional !== undefined) pruneNode(x[k], additional, appendKey(path, k), paths)
+    else if (!keepUnknown) {
+      if (!metaFields.has(k) || path !== "") paths.push(appendKey(path, k))
+      delete x[k]
+    }
   }
 }
 

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { TestApiServer, TestCluster } from "../src/index.js"
 import { decodeObject } from "../src/internal/protobuf/envelope.js"
 import type { KubeObject } from "../src/KubeObject.js"
+import * as Fixtures from "./support/fixtures.js"
 import { PROTO, type Reply, request } from "./support/https.js"
 import * as Kubectl from "./support/kubectl.js"
 
@@ -17,35 +18,18 @@ const { run: kubectl } = Kubectl.make("testkit-applyunknown-")
 
 const json = (reply: Reply): Record<string, unknown> => JSON.parse(reply.body.toString("utf8"))
 
-const crd = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "widgets.example.com" },
-  spec: {
-    group: "example.com",
-    scope: "Namespaced",
-    names: { plural: "widgets", singular: "widget", kind: "Widget" },
-    versions: [{
-      name: "v1",
-      served: true,
-      storage: true,
-      schema: {
-        openAPIV3Schema: {
-          type: "object",
-          properties: {
-            spec: {
-              type: "object",
-              properties: {
-                size: { type: "integer" },
-                extra: { type: "object", "x-kubernetes-preserve-unknown-fields": true }
-              }
-            }
-          }
-        }
+const crd = Fixtures.crd("Namespaced", false, "widgets", {
+  type: "object",
+  properties: {
+    spec: {
+      type: "object",
+      properties: {
+        size: { type: "integer" },
+        extra: { type: "object", "x-kubernetes-preserve-unknown-fields": true }
       }
-    }]
+    }
   }
-}
+})
 
 const widget = (name: string, spec: Record<string, unknown>) => ({
   apiVersion: "example.com/v1",

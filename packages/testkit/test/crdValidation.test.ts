@@ -8,6 +8,7 @@ import * as k8s from "@kubernetes/client-node"
 import { Effect } from "effect"
 import { TestApiServer, TestCluster } from "../src/index.js"
 import type { KubeObject } from "../src/KubeObject.js"
+import * as Fixtures from "./support/fixtures.js"
 import * as Kubectl from "./support/kubectl.js"
 
 const { ok, run: kubectl } = Kubectl.make("testkit-crdvalidation-")
@@ -29,61 +30,28 @@ const schema = {
   }
 }
 
-const crd = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "webapps.example.com" },
-  spec: {
-    group: "example.com",
-    scope: "Namespaced",
-    names: { plural: "webapps", singular: "webapp", kind: "WebApp" },
-    versions: [{
-      name: "v1",
-      served: true,
-      storage: true,
-      subresources: { status: {} },
-      schema: { openAPIV3Schema: schema }
-    }]
-  }
-}
+const crd = Fixtures.crd("Namespaced", true, "webapps", schema)
 
-const gadgetCrd = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "gadgets.example.com" },
-  spec: {
-    group: "example.com",
-    scope: "Namespaced",
-    names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
-    versions: [{
-      name: "v1",
-      served: true,
-      storage: true,
-      schema: {
-        openAPIV3Schema: {
-          type: "object",
-          properties: {
-            spec: {
-              type: "object",
-              properties: {
-                id: {
-                  type: "string",
-                  "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "id is immutable" }]
-                },
-                min: { type: "integer" },
-                max: { type: "integer" }
-              },
-              "x-kubernetes-validations": [{
-                rule: "self.min <= self.max",
-                messageExpression: "'min (' + string(self.min) + ') must not exceed max (' + string(self.max) + ')'"
-              }]
-            }
-          }
-        }
-      }
-    }]
+const gadgetCrd = Fixtures.crd("Namespaced", false, "gadgets", {
+  type: "object",
+  properties: {
+    spec: {
+      type: "object",
+      properties: {
+        id: {
+          type: "string",
+          "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "id is immutable" }]
+        },
+        min: { type: "integer" },
+        max: { type: "integer" }
+      },
+      "x-kubernetes-validations": [{
+        rule: "self.min <= self.max",
+        messageExpression: "'min (' + string(self.min) + ') must not exceed max (' + string(self.max) + ')'"
+      }]
+    }
   }
-}
+})
 
 const webapp = (name: string, spec: Record<string, unknown>) =>
   JSON.stringify({ apiVersion: "example.com/v1", kind: "WebApp", metadata: { name, namespace: "default" }, spec })

@@ -10,29 +10,14 @@ import * as KubeClient from "@reconcile/kube/KubeClient"
 import { Effect, Layer } from "effect"
 import { TestApiServer, TestCluster } from "../src/index.js"
 import type { KubeObject } from "../src/KubeObject.js"
+import * as Fixtures from "./support/fixtures.js"
 import * as Kubectl from "./support/kubectl.js"
 
 const { ok, run: kubectl } = Kubectl.make("testkit-kubectl-events-")
 const NS = "kev"
 
 const manifests = [
-  {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "webapps.example.com" },
-    spec: {
-      group: "example.com",
-      scope: "Namespaced",
-      names: { plural: "webapps", singular: "webapp", kind: "WebApp" },
-      versions: [{
-        name: "v1",
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } }
-      }]
-    }
-  },
+  Fixtures.crd(),
   { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } }
 ]
 

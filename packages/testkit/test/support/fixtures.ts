@@ -18,23 +18,36 @@ export const deployment = (name: string, replicas = 1, extra: Obj = {}, namespac
   }
 })
 
-export const crd = (scope: "Namespaced" | "Cluster" = "Namespaced", status = true, plural = "webapps"): Obj => ({
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: `${plural}.example.com` },
-  spec: {
-    group: "example.com",
-    scope,
-    names: { plural, singular: plural.slice(0, -1), kind: plural === "webapps" ? "WebApp" : "Gadget", shortNames: [] },
-    versions: [{
-      name: "v1",
-      served: true,
-      storage: true,
-      ...(status ? { subresources: { status: {} } } : {}),
-      schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } }
-    }]
+/**
+ * A CustomResourceDefinition of `example.com/v1` (`webapps` → kind WebApp, others: the singular capitalised), with
+ * the `status` subresource unless `status` is false, and `schema` as its `openAPIV3Schema` (default: anything goes).
+ */
+export const crd = (
+  scope: "Namespaced" | "Cluster" = "Namespaced",
+  status = true,
+  plural = "webapps",
+  schema: Obj = { type: "object", "x-kubernetes-preserve-unknown-fields": true }
+): Obj => {
+  const singular = plural.slice(0, -1)
+  const kind = plural === "webapps" ? "WebApp" : singular[0]!.toUpperCase() + singular.slice(1)
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.example.com` },
+    spec: {
+      group: "example.com",
+      scope,
+      names: { plural, singular, kind, shortNames: [] },
+      versions: [{
+        name: "v1",
+        served: true,
+        storage: true,
+        ...(status ? { subresources: { status: {} } } : {}),
+        schema: { openAPIV3Schema: schema }
+      }]
+    }
   }
-})
+}
 
 export const ref = (obj: Obj) => ({
   apiVersion: obj.apiVersion as string,

@@ -76,6 +76,9 @@ const program = Effect.gen(function*() {
   // convergence, from in-process watches of the three kinds
   const tracked = new Map<string, Tracked>()
   const targets = new Map<string, { count: number; converged: number; started: number }>()
+  /** The figures so far: requests (failed ones too), the server's CPU seconds, the objects converged. */
+  const sendRequests = () =>
+    send({ op: "requests", requests, failed, cpuSeconds: cpuSeconds(), converged: targets.get("app")?.converged ?? 0 })
   const entry = (name: string): Tracked => {
     let t = tracked.get(name)
     if (t === undefined) {
@@ -163,23 +166,11 @@ const program = Effect.gen(function*() {
               message: "injected by the benchmark"
             })
           }
-          send({
-            op: "requests",
-            requests,
-            failed,
-            cpuSeconds: cpuSeconds(),
-            converged: targets.get("app")?.converged ?? 0
-          })
+          sendRequests()
         }))
         break
       case "requests":
-        send({
-          op: "requests",
-          requests,
-          failed,
-          cpuSeconds: cpuSeconds(),
-          converged: targets.get("app")?.converged ?? 0
-        })
+        sendRequests()
         break
     }
   })

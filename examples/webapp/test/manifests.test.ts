@@ -18,6 +18,7 @@ import { files, objects, rules } from "../src/manifests.js"
 import { name, operator } from "../src/operator.js"
 import { registryName } from "../src/reconcile.js"
 import { WebApp, WebAppAnySpec } from "../src/WebApp.js"
+import { laxCrdPatch } from "./support/crd.js"
 
 describe("config/", () => {
   it("the committed manifests are what the code generates (run `npm run generate -w examples/webapp`)", () => {
@@ -192,21 +193,6 @@ const app = (appName: string, spec: { image: string; replicas: number; port: num
   metadata: { name: appName, namespace: "default" },
   spec
 })
-
-/** A merge patch making the WebApp CRD accept any spec, so an app can stop decoding. */
-const laxCrdPatch = (() => {
-  const version = Resource.crdManifest(WebApp).spec.versions[0]!
-  const schema = version.schema!.openAPIV3Schema!
-  const spec = { type: "object", "x-kubernetes-preserve-unknown-fields": true }
-  return {
-    spec: {
-      versions: [{
-        ...version,
-        schema: { openAPIV3Schema: { ...schema, properties: { ...schema.properties, spec }, required: [] } }
-      }]
-    }
-  }
-})()
 
 describe("RBAC", () => {
   it("grants no wildcard, and the Lease permissions only in the operator's namespace", () => {

@@ -11,6 +11,7 @@ import { TestClock } from "effect/testing"
 import * as Controller from "../src/controller.js"
 import { registryName } from "../src/reconcile.js"
 import { WebApp, WebAppAnySpec } from "../src/WebApp.js"
+import { laxCrdPatch } from "./support/crd.js"
 
 const settle = TestKube.settle // TestClock.adjust(0) rounds until controllers and watches catch up
 /** Moves virtual time once every fiber has run (what effect 3's `TestClock.adjust` did first), then settles. */
@@ -49,21 +50,6 @@ const operator = (
     Layer.provideMerge(Faults.layer),
     Layer.provideMerge(TestKube.layerWithCluster())
   )
-
-/** A merge patch making the WebApp CRD accept any spec (its versions array is replaced). */
-const laxCrdPatch = (() => {
-  const version = Resource.crdManifest(WebApp).spec.versions[0]!
-  const schema = version.schema!.openAPIV3Schema!
-  const spec = { type: "object", "x-kubernetes-preserve-unknown-fields": true }
-  return {
-    spec: {
-      versions: [{
-        ...version,
-        schema: { openAPIV3Schema: { ...schema, properties: { ...schema.properties, spec }, required: [] } }
-      }]
-    }
-  }
-})()
 
 const app = (name: string, spec: { image: string; replicas: number; port: number }) => ({
   apiVersion: WebApp.apiVersion,

@@ -55,6 +55,14 @@ export type ListWatchFor = <A extends HasMetadata>(
 export interface Options {
   /** Informer options for every informer (transform, watcher backoff…). */
   readonly informer?: Informer.Options<any> | undefined
+  /**
+   * Restricts the cache to one namespace (controller-runtime's `cache.Options.DefaultNamespaces`): every informer of
+   * a namespaced kind watches only `namespace`, and `get`/`list` without a namespace read it. Cluster-scoped kinds
+   * are watched as before.
+   *
+   * @since 0.2.0
+   */
+  readonly namespace?: string | undefined
 }
 
 /**

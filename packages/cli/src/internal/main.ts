@@ -1,6 +1,6 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Logging, Manager } from "@reconcile/core"
-import { Kube, KubeClient, LeaseLeaderElection, type Operator, Resource } from "@reconcile/kube"
+import { Cache, Kube, KubeClient, LeaseLeaderElection, type Operator, Resource } from "@reconcile/kube"
 import { type KubeObject as KubeObjects, TestApiServer } from "@reconcile/testkit"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -15,7 +15,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type * as Main from "../Main.js"
 import { parse, usage } from "./args.js"
-import { namespacedCache } from "./cache.js"
 import { crds } from "./crds.js"
 
 type KubeObject = KubeObjects.KubeObject
@@ -93,7 +92,8 @@ const running = <E, R>(
     : operator.layer
   return controllers.pipe(
     Layer.provideMerge(Manager.layer({ metricsPort: args.metricsPort, healthPort: args.healthPort, host })),
-    Layer.provide(namespacedCache(args.namespace))
+    // --namespace: every informer of a namespaced kind watches only that namespace
+    Layer.provide(Cache.layer({ namespace: args.namespace }))
   ) as unknown as Layer.Layer<Manager.Manager, unknown, KubeClient.KubeClient | Kube.Kube>
 }
 

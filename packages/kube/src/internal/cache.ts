@@ -133,8 +133,17 @@ export const make = (
     const scope = yield* Effect.scope
     const informers = yield* SynchronizedRef.make(new Map<string, Informer.Informer<any>>())
 
-    const informer = <A extends HasMetadata>(resource: Resource.Resource<A>, selection: Cache.Selection = {}) =>
+    const only = options.namespace
+    /** A namespaced kind's selection in a cache restricted to one namespace (`options.namespace`) is that namespace. */
+    const restrict = (resource: Resource.Resource<any>, selection: Cache.Selection): Cache.Selection =>
+      only !== undefined && resource.namespaced ? { ...selection, namespace: only } : selection
+    /** The namespace a `get`/`list` reads: the one asked for, else the cache's own for a namespaced kind. */
+    const readIn = (resource: Resource.Resource<any>, namespace: string | undefined) =>
+      namespace ?? (resource.namespaced ? only : undefined)
+
+    const informer = <A extends HasMetadata>(resource: Resource.Resource<A>, requested: Cache.Selection = {}) =>
       SynchronizedRef.modifyEffect(informers, (map) => {
+        const selection = restrict(resource, requested)
         const key = informerKey(resource, selection)
         const existing = map.get(key)
         if (existing !== undefined) return Effect.succeed([existing as Informer.Informer<A>, map] as const)
@@ -154,28 +163,31 @@ export const make = (
       Effect.die(new Error(`Cache: ${resource.kind} is not watched and this cache has no live reader`))
 
     const service: Cache.Cache.Service = {
-      get: (resource, name, getOptions) =>
-        Effect.flatMap(covering(resource, getOptions?.namespace), (informer) => {
+      get: (resource, name, getOptions) => {
+        const namespace = readIn(resource, getOptions?.namespace)
+        return Effect.flatMap(covering(resource, namespace), (informer) => {
           if (informer === undefined) {
-            return live === undefined ? missing(resource) : live.get(resource, name, getOptions?.namespace)
+            return live === undefined ? missing(resource) : live.get(resource, name, namespace)
           }
           return Effect.flatMap(informer.synced, () => {
-            const object = informer.store.get(name, getOptions?.namespace)
+            const object = informer.store.get(name, namespace)
             if (object !== undefined) return Effect.succeed(object)
             // an object that exists but does not decode is no NotFound: its Decode error carries its metadata
-            const undecodable = informer.store.undecodable(name, getOptions?.namespace)
+            const undecodable = informer.store.undecodable(name, namespace)
             return Effect.fail(undecodable === undefined ? notFound(resource, name) : undecodable.error)
           })
-        }),
-      list: (resource, listOptions) =>
-        Effect.flatMap(covering(resource, listOptions?.namespace), (informer) => {
+        })
+      },
+      list: (resource, requested) => {
+        const namespace = readIn(resource, requested?.namespace)
+        const listOptions = namespace === requested?.namespace ? requested : { ...requested, namespace }
+        return Effect.flatMap(covering(resource, namespace), (informer) => {
           if (informer === undefined) {
-            return live === undefined
-              ? missing(resource)
-              : live.list(resource, listOptions?.namespace, listOptions?.labels)
+            return live === undefined ? missing(resource) : live.list(resource, namespace, listOptions?.labels)
           }
           return Effect.as(informer.synced, informer.store.list(listOptions))
-        }),
+        })
+      },
       informer,
       source: (resource, selection) => Effect.map(informer(resource, selection), (i) => i.source),
       waitForSync: Effect.flatMap(

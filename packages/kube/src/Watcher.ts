@@ -3,7 +3,10 @@
  * and never fails on its own.
  *
  * - **List** (paginated, 500 per page by default) then **watch** from the
- *   list's resourceVersion with `allowWatchBookmarks`.
+ *   list's resourceVersion with `allowWatchBookmarks`. The next page is asked
+ *   for as soon as a page arrives, while its objects are being applied: a
+ *   paged list costs about the slower of the server and the client, not their
+ *   sum.
  * - Bookmarks advance the resourceVersion; a watch that ends normally (server
  *   timeout) resumes from the last resourceVersion at once.
  * - `410 Gone` — as a watch `ERROR` event, as a failed watch request, or for

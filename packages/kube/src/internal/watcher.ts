@@ -389,6 +389,9 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
               return [events, Option.fromUndefinedOr(next)] as const
             })
           )).pipe(
+            // the next page is asked for while this one is applied: a paged list costs the slower of the server
+            // and the client, not their sum
+            Stream.bufferArray({ capacity: 1 }),
             Stream.concat(
               Stream.fromEffect(
                 Effect.suspend(() =>

@@ -11,7 +11,9 @@
  *       Reconcile (a plain-JS dedup queue, 4 async workers, no metrics, logs or
  *       spans).
  *     Runs are interleaved (untraced, traced, plain) three times after a
- *     warm-up; the figures are the medians.
+ *     warm-up; the figures are the medians. Each run also reports its CPU
+ *     time per reconcile (process.cpuUsage), which other load on the machine
+ *     moves much less than the wall-clock rate.
  * (b) Latency: 5,000 events per second for 10 seconds (real time) through a
  *     channel source; p50/p99 of the time from offering the event to the start
  *     of its reconcile.
@@ -56,6 +58,7 @@ const throughput = (run: string, traced: boolean) =>
     const finished = yield* Deferred.make<void>()
     let count = 0
     const start = performance.now()
+    const cpu = process.cpuUsage()
     yield* Controller.make({
       name: `bench-throughput-${run}`,
       watches: [
@@ -70,14 +73,20 @@ const throughput = (run: string, traced: boolean) =>
     }).pipe(traced ? Effect.withTracer(tracer) : (self) => self)
     yield* Deferred.await(finished)
     const seconds = (performance.now() - start) / 1000
-    return N / seconds
+    return { perSec: N / seconds, cpuMicros: cpuMicrosPer(cpu) }
   }).pipe(Effect.scoped)
+
+/** CPU time (user + system, every thread of the process) per reconcile since `since`, in µs. */
+const cpuMicrosPer = (since: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(since)
+  return (used.user + used.system) / N
+}
 
 /**
  * The baseline: the same work without Reconcile — a plain-JS dedup queue (client-go's dirty/processing rules), the
  * events filtered by the same predicate and turned into keys, 4 async workers awaiting a no-op reconcile.
  */
-const plainThroughput = async (): Promise<number> => {
+const plainThroughput = async (): Promise<{ readonly perSec: number; readonly cpuMicros: number }> => {
   const events = Array.from({ length: N }, (_, i) => Event.create(obj(`object-${i}`), { initial: true }))
   const ready: Array<string> = []
   let head = 0
@@ -114,6 +123,7 @@ const plainThroughput = async (): Promise<number> => {
   const reconcile = async (_request: { namespace: string; name: string }) => {}
   let count = 0
   const start = performance.now()
+  const cpu = process.cpuUsage()
   let finish!: () => void
   const finished = new Promise<void>((resolve) => finish = resolve)
   for (let w = 0; w < WORKERS; w++) {
@@ -134,7 +144,7 @@ const plainThroughput = async (): Promise<number> => {
     if (i % 4096 === 4095) await new Promise((resolve) => setImmediate(resolve))
   }
   await finished
-  return N / ((performance.now() - start) / 1000)
+  return { perSec: N / ((performance.now() - start) / 1000), cpuMicros: cpuMicrosPer(cpu) }
 }
 
 const latency = Effect.gen(function*() {
@@ -180,11 +190,20 @@ const program = Effect.gen(function*() {
   const untraced: Array<number> = []
   const traced: Array<number> = []
   const plain: Array<number> = []
+  const cpuUntraced: Array<number> = []
+  const cpuTraced: Array<number> = []
+  const cpuPlain: Array<number> = []
   spansEnded = 0
   for (let run = 0; run < RUNS; run++) {
-    untraced.push(yield* throughput(`${run}`, false))
-    traced.push(yield* throughput(`traced-${run}`, true))
-    plain.push(yield* Effect.promise(plainThroughput))
+    const u = yield* throughput(`${run}`, false)
+    const t = yield* throughput(`traced-${run}`, true)
+    const p = yield* Effect.promise(plainThroughput)
+    untraced.push(u.perSec)
+    traced.push(t.perSec)
+    plain.push(p.perSec)
+    cpuUntraced.push(u.cpuMicros)
+    cpuTraced.push(t.cpuMicros)
+    cpuPlain.push(p.cpuMicros)
   }
   if (spansEnded !== RUNS * N) throw new Error(`expected ${RUNS * N} reconcile spans, got ${spansEnded}`)
   const reconcilesPerSec = median(untraced)
@@ -210,6 +229,11 @@ const program = Effect.gen(function*() {
     baselinePlainRuns: plain.map(Math.round),
     overheadMicros: Number((1e6 / reconcilesPerSec).toFixed(2)),
     overheadMicrosTraced: Number((1e6 / reconcilesPerSecTraced).toFixed(2)),
+    cpuMicrosPerReconcile: Number(median(cpuUntraced).toFixed(2)),
+    cpuMicrosPerReconcileTraced: Number(median(cpuTraced).toFixed(2)),
+    baselinePlainCpuMicrosPerReconcile: Number(median(cpuPlain).toFixed(2)),
+    cpuMicrosPerReconcileRuns: cpuUntraced.map((x) => Number(x.toFixed(2))),
+    cpuMicrosPerReconcileTracedRuns: cpuTraced.map((x) => Number(x.toFixed(2))),
     eventsPerSec: RATE,
     seconds: SECONDS,
     p50LatencyMs: Number(lat.p50.toFixed(3)),
@@ -222,8 +246,10 @@ const program = Effect.gen(function*() {
       "reconcile, ended and handed to it): medians of interleaved runs after a warm-up, no-op reconcile through " +
       "source → predicate → handler → queue → worker → decide, controller and workqueue metrics and the four log " +
       "annotations on. baselinePlain: a plain-JS dedup queue with 4 async workers and no metrics, logs or spans, " +
-      "same events and predicate, same run. overheadMicros = 1e6 / reconcilesPerSec. Latency: event offered to the " +
-      "channel source → reconcile start, real time."
+      "same events and predicate, same run. overheadMicros = 1e6 / reconcilesPerSec. cpuMicrosPerReconcile*: CPU " +
+      "time (user + system, all threads, GC included) per reconcile, medians of the same runs: less sensitive to " +
+      "other load on the machine than the wall-clock rates. Latency: event offered to the channel source → " +
+      "reconcile start, real time."
   }
   const file = path.join(import.meta.dirname, "results", "controller.json")
   fs.mkdirSync(path.dirname(file), { recursive: true })

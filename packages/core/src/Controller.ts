@@ -52,9 +52,11 @@
  * the sources, lets in-flight reconciles finish within
  * `gracefulShutdownTimeout`, then interrupts them; no reconcile starts after
  * shutdown begins. Each reconcile runs with log annotations `controller`,
- * `namespace`, `name`, `reconcileID`, and in a span `reconcile` with the same
- * attributes when a tracer is installed (with effect's default in-memory
- * tracer, no span is made: tracing costs nothing unless it is used).
+ * `namespace`, `name`, `reconcileID` (unique per reconcile, a UUID: RFC 9562
+ * version 8, a random per-process prefix and a counter), and in a span
+ * `reconcile` with the same attributes when a tracer is installed (with
+ * effect's default in-memory tracer, no span is made: tracing costs nothing
+ * unless it is used).
  *
  * @since 0.1.0
  */

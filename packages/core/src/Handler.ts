@@ -110,7 +110,7 @@ export const withPriority: {
  */
 export const forObject: <A extends HasMetadata>(event: Event<A>) => Effect.Effect<ReadonlyArray<Request.Request>> = (
   event
-) => Effect.succeed(internal.requestsOf([Ev.object(event)]))
+) => Effect.succeed(internal.requestOfObject(Ev.object(event)))
 
 /**
  * Options of {@link forOwner}.

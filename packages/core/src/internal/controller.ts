@@ -1,6 +1,7 @@
 import { updater } from "@reconcile/workqueue/WorkqueueMetrics"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -26,6 +27,7 @@ import * as controllerSources from "./controllerSources.js"
 import * as debounce from "./debounce.js"
 import * as logging from "./logging.js"
 import * as queueOptions from "./queueOptions.js"
+import * as reconcileId from "./reconcileId.js"
 
 /** An effect that is already a successful `Exit` (as `Effect.succeed` makes): its value is there without running it. */
 const isSuccess = <A, E, R>(effect: Effect.Effect<A, E, R>): effect is Exit.Success<A, E> =>
@@ -41,9 +43,10 @@ export const watch = <A, E1, R1, E2 = never, R2 = never>(
   synced: source.synced,
   health: source.health,
   run: (enqueue) => {
-    const events = predicates.length === 0
-      ? source.events
-      : Stream.filter(source.events, (event) => predicates.every((p) => p(event)))
+    const events = predicates.length === 0 ? source.events : Stream.filter(source.events, (event) => {
+      for (const p of predicates) if (!p(event)) return false
+      return true
+    })
     // The handler's rule, then the source's, then the default (internal/controllerQueue.ts).
     const priority = controllerQueue.priorityOf(handler.priority, source.priority)
     return Stream.runForEach(events, (event) => {
@@ -55,6 +58,9 @@ export const watch = <A, E1, R1, E2 = never, R2 = never>(
     })
   }
 })
+
+/** The log annotations of a reconcile (`controller`, `namespace`, `name`, `reconcileID`), also its span attributes. */
+type ReconcileAnnotations = Readonly<Record<"controller" | "namespace" | "name" | "reconcileID", string>>
 
 class ReconcileTimeout {
   readonly _tag = "ReconcileTimeout"
@@ -172,42 +178,50 @@ export const make = <E, R, RW>(
     // --- one reconcile --------------------------------------------------------
     // Per reconcile: the request's log annotations, a span only when traced, then the metrics, `decide` and `done` in
     // one finalizer that sees the reconcile's exit (also when the worker is interrupted). The worker records the
-    // start (`startedAt`, `active`) right before it runs this.
-    const reconcileOne = (key: string, startedAt: number): Effect.Effect<unknown, never, R> => {
-      const request = Request.fromKey(key)
-      const annotations = {
-        controller: name,
-        namespace: request.namespace ?? "",
-        name: request.name,
-        reconcileID: crypto.randomUUID()
+    // start (`startedAt`, `active`), sets the annotations and runs this; the finalizer's own logs carry them too.
+    const reconcileOf = (
+      request: Request.Request,
+      annotations: ReconcileAnnotations
+    ): Effect.Effect<void, Reconcile.Outcome | ReconcileTimeout, R> => {
+      // Untraced, the reconcile's effect is made here, in the worker's fiber with the annotations set, rather than in
+      // an `Effect.suspend` one step later: a throw becomes the same defect (a panic). Traced, it is made in the span.
+      let run: Effect.Effect<void, Reconcile.Outcome | ReconcileTimeout, R>
+      if (traced) {
+        run = Effect.suspend(() => config.reconcile(request))
+      } else {
+        try {
+          run = config.reconcile(request)
+        } catch (defect) {
+          run = Effect.die(defect)
+        }
       }
-      let run: Effect.Effect<void, Reconcile.Outcome | ReconcileTimeout, R> = Effect.suspend(() =>
-        config.reconcile(request)
-      )
       if (reconcileTimeout !== undefined) {
         run = Effect.timeoutOrElse(run, {
           duration: reconcileTimeout,
           orElse: () => Effect.fail(new ReconcileTimeout())
         })
       }
-      if (traced) {
-        // No stack trace per span: capturing one costs more than a no-op reconcile.
-        run = Effect.withSpan(run, "reconcile", { attributes: annotations, captureStackTrace: false })
+      // No stack trace per span: capturing one costs more than a no-op reconcile.
+      return traced ? Effect.withSpan(run, "reconcile", { attributes: annotations, captureStackTrace: false }) : run
+    }
+
+    /** The reconcile's finalizer: metrics, then the outcome's queue action and `done`. */
+    const finish = (
+      key: string,
+      startedAt: number,
+      exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>
+    ): Effect.Effect<void> => {
+      record.activeWorkers(--active)
+      record.reconcileTime((clock.currentTimeMillisUnsafe() - startedAt) / 1000)
+      // A finalizer is uninterruptible: a success only forgets the key (synchronous for every built-in limiter);
+      // a failure's retry asks the rate limiter, which may be a custom one that waits, so it stays interruptible
+      // (as before) and `done` still runs.
+      if (Exit.isSuccess(exit)) {
+        record.success(1)
+        const forget = keys.forgetThenDone(key)
+        return logSuccess === undefined ? forget : Effect.andThen(logSuccess, forget)
       }
-      // `Effect.exit`: the outcome was handled by `decide`, the worker goes on.
-      return Effect.annotateLogs(
-        Effect.exit(Effect.onExit(run, (exit) => {
-          record.activeWorkers(--active)
-          record.reconcileTime((clock.currentTimeMillisUnsafe() - startedAt) / 1000)
-          // A finalizer is uninterruptible: a success only forgets the key (synchronous for every built-in limiter);
-          // a failure's retry asks the rate limiter, which may be a custom one that waits, so it stays interruptible
-          // (as before) and `done` still runs.
-          return Exit.isSuccess(exit)
-            ? Effect.andThen(decide(key, exit), keys.done(key))
-            : Effect.ensuring(Effect.interruptible(decide(key, exit)), keys.done(key))
-        })),
-        annotations
-      )
+      return Effect.ensuring(Effect.interruptible(decide(key, exit.cause)), keys.done(key))
     }
 
     // Outcome logging (controller-runtime's messages): success and RequeueAfter at debug; Retryable, Terminal and
@@ -226,15 +240,7 @@ export const make = <E, R, RW>(
         Effect.andThen(log, keys.retry(key, priority))
       )
 
-    const decide = (
-      key: string,
-      exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>
-    ): Effect.Effect<void> => {
-      if (Exit.isSuccess(exit)) {
-        record.success(1)
-        return logSuccess === undefined ? keys.forget(key) : Effect.andThen(logSuccess, keys.forget(key))
-      }
-      const cause = exit.cause
+    const decide = (key: string, cause: Cause.Cause<Reconcile.Outcome | ReconcileTimeout>): Effect.Effect<void> => {
       const failed = Cause.findErrorOption(cause)
       if (Option.isSome(failed)) {
         const error = failed.value
@@ -288,17 +294,47 @@ export const make = <E, R, RW>(
     }
 
     // --- workers ----------------------------------------------------------------
-    const worker: Effect.Effect<void, never, R> = Effect.gen(function*() {
-      while (true) {
-        const key = yield* keys.take
-        if (stopping) {
-          yield* keys.done(key)
-          return
+    // The log annotations of a reconcile are set on the worker's fiber and put back once the reconcile's finalizer is
+    // over, as `Effect.annotateLogs` does, without the frames it pushes per call (the context is the worker's own
+    // between reconciles: nothing else in the loop changes it, and an interrupted worker ends).
+    const worker: Effect.Effect<void, never, R> = Effect.withFiber((fiber) => {
+      const outer = fiber.context
+      // `Effect.annotateLogs` merges: the annotations the worker inherited first, then the reconcile's. Usually the
+      // inherited ones are the controller's own `controller` (startWorkers), and the reconcile's object serves alone.
+      const inherited = fiber.getRef(References.CurrentLogAnnotations)
+      const mergeInherited = Object.keys(inherited).some((key) => key !== "controller")
+      // A worker runs one reconcile at a time: its key and start time, and one finalizer closure for all of them.
+      let key = ""
+      let startedAt = 0
+      const onExit = (exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>) => finish(key, startedAt, exit)
+      return Effect.gen(function*() {
+        while (true) {
+          key = yield* keys.take
+          if (stopping) {
+            yield* keys.done(key)
+            return
+          }
+          startedAt = clock.currentTimeMillisUnsafe()
+          record.activeWorkers(++active)
+          const request = Request.fromKey(key)
+          const annotations: ReconcileAnnotations = {
+            controller: name,
+            namespace: request.namespace ?? "",
+            name: request.name,
+            reconcileID: reconcileId.next()
+          }
+          fiber.setContext(
+            Context.add(
+              outer,
+              References.CurrentLogAnnotations,
+              mergeInherited ? { ...inherited, ...annotations } : annotations
+            )
+          )
+          // `Effect.exit`: the outcome was handled by `decide`, the worker goes on.
+          yield* Effect.exit(Effect.onExitPrimitive(reconcileOf(request, annotations), onExit))
+          fiber.setContext(outer)
         }
-        const startedAt = clock.currentTimeMillisUnsafe()
-        record.activeWorkers(++active)
-        yield* reconcileOne(key, startedAt)
-      }
+      })
     }).pipe(Effect.catchTag("WorkqueueShutdown", () => Effect.void))
 
     const startWorkers = Effect.gen(function*() {

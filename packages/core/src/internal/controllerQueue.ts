@@ -37,6 +37,11 @@ export interface ControllerQueue {
   readonly requeueAfter: (key: string, after: Duration.Input, priority?: number | undefined) => Effect.Effect<void>
   /** Success: clears the limiter's memory of the key and its scheduled retry. */
   readonly forget: (key: string) => Effect.Effect<void>
+  /**
+   * `forget` then `done`, for a finalizer that is already running: the scheduled retry is cleared now, the returned
+   * effect forgets the key in the limiter and ends its processing.
+   */
+  readonly forgetThenDone: (key: string) => Effect.Effect<void>
   /** A terminal failure: no retry is scheduled any more (the backoff memory stays, as in controller-runtime). */
   readonly clearRetry: (key: string) => void
 }
@@ -78,6 +83,13 @@ export const make = (options: {
       yield* addAfter(key, delay, priority)
     })
 
+  // A FIFO queue has no priorities to remember.
+  const done = pq === undefined ? queue.done : (key: string) =>
+    Effect.suspend(() => {
+      inFlight.delete(key)
+      return queue.done(key)
+    })
+
   return {
     add: pq === undefined
       ? (key) => queue.add(key)
@@ -87,12 +99,7 @@ export const make = (options: {
       if (priority !== 0) inFlight.set(key, priority)
       return key
     }),
-    // A FIFO queue has no priorities to remember.
-    done: pq === undefined ? queue.done : (key) =>
-      Effect.suspend(() => {
-        inFlight.delete(key)
-        return queue.done(key)
-      }),
+    done,
     retry,
     requeueAfter: (key, after, priority) => Effect.suspend(() => addAfter(key, after, priority)),
     forget: (key) =>
@@ -100,6 +107,10 @@ export const make = (options: {
         retryAt.delete(key)
         return queue.forget(key)
       }),
+    forgetThenDone: (key) => {
+      retryAt.delete(key)
+      return Effect.andThen(queue.forget(key), done(key))
+    },
     clearRetry: (key) => {
       retryAt.delete(key)
     }

@@ -18,6 +18,10 @@ export const dedupe = (groups: Iterable<Iterable<Request.Request>>): ReadonlyArr
 export const requestsOf = (objects: ReadonlyArray<HasMetadata>): ReadonlyArray<Request.Request> =>
   dedupe([objects.filter((obj) => (obj.metadata?.name ?? "") !== "").map(Request.fromObject)])
 
+/** `requestsOf([obj])` without its dedupe: one object makes at most one request. @internal */
+export const requestOfObject = (obj: HasMetadata): ReadonlyArray<Request.Request> =>
+  (obj.metadata?.name ?? "") === "" ? [] : [Request.fromObject(obj)]
+
 /**
  * The group of an `apiVersion` (`schema.ParseGroupVersion`): `""` for `v1`,
  * `apps` for `apps/v1`; `undefined` when malformed.

@@ -14,9 +14,16 @@
  * `Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`, and
  * `…;as=PartialObjectMetadataList;…` for lists); the decoded objects carry
  * the kind's own `apiVersion` and `kind`, and only `metadata` is kept even
- * from a server that sends whole objects. A cache keeps metadata-only and
- * full informers of one kind apart: `Cache.get(Resource.Deployment, …)` is
- * not answered from a metadata-only informer. `create` and `replace` fail
+ * from a server that sends whole objects. A `Cache` holds them compact:
+ * every metadata field but `managedFields` (which only server-side apply
+ * reads), short repeated strings (namespace, creation time) shared, and so
+ * are label sets, annotation sets, owner references and finalizer lists that
+ * other cached objects repeat, which are frozen for that reason (objects from
+ * a cache are read-only anyway: copy before changing one; objects from
+ * `KubeClient` are plain and the caller's own). A cache keeps
+ * metadata-only and full informers of one kind apart:
+ * `Cache.get(Resource.Deployment, …)` is not answered from a metadata-only
+ * informer. `create` and `replace` fail
  * with `KubeError.Encode`: there is nothing to write but metadata.
  *
  * @example

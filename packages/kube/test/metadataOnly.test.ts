@@ -176,6 +176,30 @@ layer(TestLayer, { excludeTestServices: true })("MetadataOnly over HTTP", (it) =
       assert.isUndefined(sent[before]!.accept)
     }))
 
+  it.effect("the cache holds metadata-only objects compact; KubeClient's are plain", () =>
+    Effect.gen(function*() {
+      const ns = yield* freshNamespace
+      const owner = [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: "owner-uid" }]
+      yield* configMap(ns, "a", { v: "1" }, owner)
+      yield* configMap(ns, "b", { v: "2" }, owner)
+      const cache = yield* makeCache
+      yield* cache.informer(ConfigMapMeta, { namespace: ns })
+      const a = yield* cache.get(ConfigMapMeta, "a", { namespace: ns })
+      const b = yield* cache.get(ConfigMapMeta, "b", { namespace: ns })
+      // the server sent managedFields (server-side apply), the cache dropped them
+      const fromServer = yield* Effect.flatMap(
+        KubeClient.KubeClient,
+        (client) => client.get(ConfigMapMeta, "a", { namespace: ns })
+      )
+      assert.isDefined((fromServer.metadata as { managedFields?: unknown }).managedFields)
+      assert.isUndefined((a.metadata as { managedFields?: unknown }).managedFields)
+      // the two children of one owner share one frozen owner list in the cache
+      assert.strictEqual(a.metadata.ownerReferences, b.metadata.ownerReferences)
+      assert.isTrue(Object.isFrozen(a.metadata.ownerReferences))
+      assert.isFalse(Object.isFrozen(fromServer.metadata.ownerReferences))
+      assert.deepStrictEqual(a.metadata.ownerReferences, fromServer.metadata.ownerReferences)
+    }))
+
   it.effect("the cache holds metadata only, apart from a full informer of the same kind", () =>
     Effect.gen(function*() {
       const ns = yield* freshNamespace

@@ -12,7 +12,7 @@ import { Namespace as Namespaces } from "../Resource.js"
 import type * as Watcher from "../Watcher.js"
 import * as diagnose from "./diagnose.js"
 import * as internalInformer from "./informer.js"
-import { isMetadataOnly } from "./metadataOnly.js"
+import { compactObject, isMetadataOnly } from "./metadataOnly.js"
 
 /** @internal */
 export const informerKey = (resource: Resource.Resource<any>, selection: Cache.Selection = {}): string =>
@@ -147,7 +147,11 @@ export const make = (
         const key = informerKey(resource, selection)
         const existing = map.get(key)
         if (existing !== undefined) return Effect.succeed([existing as Informer.Informer<A>, map] as const)
-        return internalInformer.make(listWatchFor(resource, selection), options.informer).pipe(
+        // a metadata-only informer keeps its objects compact unless the cache was given a transform
+        const informerOptions = isMetadataOnly(resource) && options.informer?.transform === undefined
+          ? { ...options.informer, transform: compactObject }
+          : options.informer
+        return internalInformer.make(listWatchFor(resource, selection), informerOptions).pipe(
           Scope.provide(scope),
           Effect.map((created) => [created, new Map(map).set(key, created)] as const)
         )

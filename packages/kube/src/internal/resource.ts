@@ -133,6 +133,20 @@ const base = (d: Descriptor) => ({
  */
 const syncDecoders = new WeakMap<object, (u: unknown) => Result.Result<any, KubeError.Decode>>()
 
+/**
+ * Makes `decode` a resource's `decode` whose synchronous decoder is `sync` (for resources made in other modules,
+ * e.g. metadata-only ones). Returns `decode`.
+ *
+ * @internal
+ */
+export const withSyncDecoder = <D extends (u: unknown) => Effect.Effect<any, KubeError.Decode>>(
+  decode: D,
+  sync: (u: unknown) => Result.Result<any, KubeError.Decode>
+): D => {
+  syncDecoders.set(decode, sync)
+  return decode
+}
+
 /** @internal */
 export const decodeSync = <A>(
   resource: { readonly decode: (u: unknown) => Effect.Effect<A, KubeError.Decode> }

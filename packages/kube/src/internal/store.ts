@@ -9,31 +9,50 @@ export const keyOf = (object: HasMetadata): string => {
   return namespace === undefined || namespace === "" ? name : `${namespace}/${name}`
 }
 
-const namespaceIndex = (object: HasMetadata): ReadonlyArray<string> => [object.metadata?.namespace ?? ""]
 const ownerUidIndex = (object: HasMetadata): ReadonlyArray<string> =>
   (object.metadata?.ownerReferences ?? []).map((ref) => ref.uid)
 
+const namespaceOf = (object: HasMetadata): string => object.metadata?.namespace ?? ""
+
+/** The namespace and name of a `keyOf` key (names and namespaces have no `/`). */
+const splitKey = (key: string): readonly [namespace: string, name: string] => {
+  const slash = key.indexOf("/")
+  return slash < 0 ? ["", key] : [key.slice(0, slash), key.slice(slash + 1)]
+}
+
+const emptyObjects: ReadonlyMap<string, never> = new Map<string, never>()
+
 /**
- * Objects by key, with incrementally maintained indexes.
+ * Objects by namespace, then by name, with incrementally maintained indexes.
+ *
+ * No string is kept per object beyond the object's own: the namespaces' maps are the namespace index, and the
+ * other indexes hold the objects themselves (an `namespace/name` key per object would cost as much as a small
+ * object's metadata).
  *
  * @internal
  */
 export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A> {
-  private objects = new Map<string, A>()
-  /** Objects that do not decode, by key: never also in `objects`. */
+  /** Objects by namespace (`""` when cluster-scoped), then by name. */
+  private namespaces = new Map<string, Map<string, A>>()
+  private count = 0
+  /** Objects that do not decode, by key: never also in `namespaces`. */
   private undecodables = new Map<string, Undecodable.Undecodable>()
+  /** Every index but the built-in namespace index (answered by `namespaces`, unless replaced with `addIndex`). */
   private readonly indexers = new Map<string, Store.IndexFunction<A>>()
-  private readonly indexes = new Map<string, Map<string, Set<string>>>()
+  private readonly indexes = new Map<string, Map<string, Set<A>>>()
 
   constructor() {
-    this.addIndex("namespace", namespaceIndex)
     this.addIndex("ownerUid", ownerUidIndex)
   }
 
   readonly get = (name: string, namespace?: string | undefined): A | undefined =>
-    this.objects.get(namespace === undefined || namespace === "" ? name : `${namespace}/${name}`)
+    this.namespaces.get(namespace ?? "")?.get(name)
 
-  readonly getByKey = (key: string): A | undefined => this.objects.get(key)
+  readonly getByKey = (key: string): A | undefined => {
+    if (this.count === 0) return undefined
+    const [namespace, name] = splitKey(key)
+    return this.namespaces.get(namespace)?.get(name)
+  }
 
   readonly list = (
     options: {
@@ -41,9 +60,11 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
       readonly labels?: Readonly<Record<string, string>> | undefined
     } = {}
   ): ReadonlyArray<A> => {
-    const candidates = options.namespace === undefined
-      ? this.objects.values()
-      : this.byIndex("namespace", options.namespace)
+    const candidates: Iterable<A> = options.namespace === undefined
+      ? this.values()
+      : this.indexers.has("namespace")
+      ? this.byIndex("namespace", options.namespace)
+      : (this.namespaces.get(options.namespace) ?? emptyObjects).values()
     const labels = options.labels === undefined ? [] : Object.entries(options.labels)
     const out: Array<A> = []
     for (const object of candidates) {
@@ -53,17 +74,15 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
   }
 
   readonly byIndex = (name: string, value: string): ReadonlyArray<A> => {
-    const keys = this.indexes.get(name)?.get(value)
-    if (keys === undefined) return []
-    const out: Array<A> = []
-    for (const key of keys) {
-      const object = this.objects.get(key)
-      if (object !== undefined) out.push(object)
+    const objects = this.indexes.get(name)?.get(value)
+    if (objects !== undefined) return [...objects]
+    if (name === "namespace" && !this.indexers.has(name)) {
+      return [...(this.namespaces.get(value) ?? emptyObjects).values()]
     }
-    return out
+    return []
   }
 
-  readonly size = (): number => this.objects.size
+  readonly size = (): number => this.count
 
   readonly undecodable = (name: string, namespace?: string | undefined): Undecodable.Undecodable | undefined =>
     this.undecodables.get(namespace === undefined || namespace === "" ? name : `${namespace}/${name}`)
@@ -92,82 +111,92 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
     return old
   }
 
-  readonly keys = (): IterableIterator<string> => this.objects.keys()
+  /** The keys (`keyOf`) of the stored objects, built as they are iterated. */
+  *keys(): IterableIterator<string> {
+    for (const [namespace, objects] of this.namespaces) {
+      if (namespace === "") yield* objects.keys()
+      else for (const name of objects.keys()) yield `${namespace}/${name}`
+    }
+  }
+
+  private *values(): IterableIterator<A> {
+    for (const objects of this.namespaces.values()) yield* objects.values()
+  }
 
   readonly addIndex = (name: string, index: Store.IndexFunction<A>): void => {
     this.indexers.set(name, index)
-    const values = new Map<string, Set<string>>()
+    const values = new Map<string, Set<A>>()
     this.indexes.set(name, values)
-    for (const [key, object] of this.objects) this.indexInto(values, index, key, object)
+    for (const object of this.values()) indexValues(values, object, index(object))
   }
 
-  /** Inserts or replaces one object (under `key`, its `keyOf` when given); returns the previous one. */
-  upsert(object: A, key: string = keyOf(object)): A | undefined {
-    const old = this.objects.get(key)
-    this.objects.set(key, object)
-    for (const [name, index] of this.indexers) {
-      const values = this.indexes.get(name)!
-      const next = index(object)
-      if (old !== undefined) {
-        // an update rarely moves an object between index values (same namespace, same owners): then nothing to do
-        const previous = index(old)
-        if (sameValues(previous, next)) continue
-        this.unindexFrom(values, key, previous)
-      }
-      this.indexValues(values, key, next)
+  /**
+   * Inserts or replaces one object (under its namespace and name: `key`, its `keyOf`, is accepted for callers that
+   * have it); returns the previous one.
+   */
+  upsert(object: A, _key?: string): A | undefined {
+    const namespace = namespaceOf(object)
+    const name = object.metadata?.name ?? ""
+    let objects = this.namespaces.get(namespace)
+    if (objects === undefined) this.namespaces.set(namespace, objects = new Map())
+    const old = objects.get(name)
+    objects.set(name, object)
+    if (old === undefined) this.count++
+    for (const [indexName, index] of this.indexers) {
+      const values = this.indexes.get(indexName)!
+      if (old !== undefined) unindexValues(values, old, index(old))
+      indexValues(values, object, index(object))
     }
     return old
   }
 
   /** Removes one object; returns it. */
   remove(object: HasMetadata): A | undefined {
-    const key = keyOf(object)
-    const old = this.objects.get(key)
+    const namespace = namespaceOf(object)
+    const objects = this.namespaces.get(namespace)
+    const name = object.metadata?.name ?? ""
+    const old = objects?.get(name)
     if (old === undefined) return undefined
-    this.unindex(key, old)
-    this.objects.delete(key)
+    objects!.delete(name)
+    if (objects!.size === 0) this.namespaces.delete(namespace)
+    this.count--
+    for (const [indexName, index] of this.indexers) unindexValues(this.indexes.get(indexName)!, old, index(old))
     return old
   }
 
-  /** Replaces every object at once (a relist), and the undecodable ones when given. */
-  replace(objects: Map<string, A>, undecodables?: Map<string, Undecodable.Undecodable>): void {
-    this.objects = objects
+  /** Replaces every object at once (a relist: `objects` by their `keyOf`), and the undecodable ones when given. */
+  replace(objects: ReadonlyMap<string, A>, undecodables?: Map<string, Undecodable.Undecodable>): void {
+    this.namespaces = new Map()
+    this.count = 0
+    for (const object of objects.values()) {
+      const namespace = namespaceOf(object)
+      let byName = this.namespaces.get(namespace)
+      if (byName === undefined) this.namespaces.set(namespace, byName = new Map())
+      if (!byName.has(object.metadata?.name ?? "")) this.count++
+      byName.set(object.metadata?.name ?? "", object)
+    }
     if (undecodables !== undefined) this.undecodables = undecodables
     for (const [name, index] of this.indexers) {
-      const values = new Map<string, Set<string>>()
+      const values = new Map<string, Set<A>>()
       this.indexes.set(name, values)
-      for (const [key, object] of objects) this.indexInto(values, index, key, object)
+      for (const object of this.values()) indexValues(values, object, index(object))
     }
-  }
-
-  private indexInto(values: Map<string, Set<string>>, index: Store.IndexFunction<A>, key: string, object: A) {
-    this.indexValues(values, key, index(object))
-  }
-
-  private indexValues(values: Map<string, Set<string>>, key: string, indexed: ReadonlyArray<string>) {
-    for (const value of indexed) {
-      let keys = values.get(value)
-      if (keys === undefined) values.set(value, keys = new Set())
-      keys.add(key)
-    }
-  }
-
-  private unindexFrom(values: Map<string, Set<string>>, key: string, indexed: ReadonlyArray<string>) {
-    for (const value of indexed) {
-      const keys = values.get(value)
-      if (keys === undefined) continue
-      keys.delete(key)
-      if (keys.size === 0) values.delete(value)
-    }
-  }
-
-  private unindex(key: string, object: A) {
-    for (const [name, index] of this.indexers) this.unindexFrom(this.indexes.get(name)!, key, index(object))
   }
 }
 
-const sameValues = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
+const indexValues = <A>(values: Map<string, Set<A>>, object: A, indexed: ReadonlyArray<string>) => {
+  for (const value of indexed) {
+    let objects = values.get(value)
+    if (objects === undefined) values.set(value, objects = new Set())
+    objects.add(object)
+  }
+}
+
+const unindexValues = <A>(values: Map<string, Set<A>>, object: A, indexed: ReadonlyArray<string>) => {
+  for (const value of indexed) {
+    const objects = values.get(value)
+    if (objects === undefined) continue
+    objects.delete(object)
+    if (objects.size === 0) values.delete(value)
+  }
 }

@@ -6,6 +6,14 @@
  * interleaved runs, medians.
  *
  * Writes bench/results/workqueue.json. Run with `npm run bench:workqueue`.
+ *
+ * What bounds `ratio` (issue 15; CPU profile of the FIFO cycle on one fiber, bundled, ~1.5 M cycles/s): effect's
+ * run loop and `Effect.sync` primitives 35 % of samples and the generator driving them 12 % (together: the floor,
+ * itself 0.45–0.9× the baseline in the same run), `Date.now` through `Clock` 17 % (three reads per cycle: the add,
+ * take and done times behind client-go's queue and work duration histograms), the queue's own code 22 % (one map
+ * lookup per add, ring, in-flight slot, metrics, its `Effect.sync` thunks), GC 7 %. At 0.5× the baseline a cycle
+ * may cost at most 2 × floorToBaseline times the floor (0.9–1.8× it; less than the floor itself whenever the floor is
+ * under 0.5× the baseline), and the three clock reads alone cost ~35 % of the floor.
  */
 import { PriorityWorkqueue, Workqueue } from "@reconcile/workqueue"
 import { Effect, Fiber } from "effect"
@@ -85,15 +93,17 @@ const singleFiberRound = (queue: Workqueue.Workqueue.Service) =>
   })
 
 /** One round with 8 workers taking concurrently while the main fiber adds. */
-const concurrentRound = (queue: Workqueue.Workqueue.Service, workers: number) =>
-  Effect.gen(function*() {
+const concurrentRound = (queue: Workqueue.Workqueue.Service, workers: number) => {
+  const stopKeys = Array.from({ length: workers }, (_, i) => `stop-${i}`)
+  return Effect.gen(function*() {
     let remaining = KEYS
     const worker = Effect.gen(function*() {
       while (remaining > 0) {
         const key = yield* queue.take
         remaining--
         yield* queue.done(key)
-        if (remaining === 0) yield* queue.add("stop") // wake any worker still blocked in take
+        // Wake every worker still blocked in take (one distinct key each: how many are blocked depends on scheduling).
+        if (remaining === 0) { for (const key of stopKeys) yield* queue.add(key) }
       }
     })
     const fibers = yield* Effect.forEach(Array.from({ length: workers }), () => Effect.forkChild(worker))
@@ -104,6 +114,7 @@ const concurrentRound = (queue: Workqueue.Workqueue.Service, workers: number) =>
     yield* Fiber.joinAll(fibers)
     while ((yield* queue.len) > 0) yield* Effect.flatMap(queue.take, queue.done)
   })
+}
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!

@@ -41,6 +41,9 @@ export abstract class QueueCore<T> {
   /** `fireDue` is moving due entries into the queue: `notify` waits for the end of the batch. */
   private firing = false
   private wake: (() => void) | undefined = undefined
+  /** The notifier fiber is due to hand ready items to blocked takers (see {@link signal}). */
+  private notifyPending = false
+  private notifierWake: (() => void) | undefined = undefined
   private busyWake: (() => void) | undefined = undefined
   private depth = 0
   private readonly origin: number
@@ -100,6 +103,26 @@ export abstract class QueueCore<T> {
 
   // --- taking -------------------------------------------------------------
 
+  /**
+   * Items became ready while fibers are blocked in `take`: lets the notifier
+   * fiber hand them out once the calling fiber yields, rather than resuming a
+   * taker inside the caller's `add` or `done`. A taker resumed there runs
+   * nested in the caller, takes its one item, and blocks again before the
+   * caller adds the next: a suspension per item. Deferred, a burst of adds is
+   * handed out together and each woken taker keeps taking without blocking.
+   * Ready items stay in the queue until then, so an interrupted or late taker
+   * loses nothing, and a fiber calling `take` meanwhile gets them (FIFO).
+   */
+  protected signal(): void {
+    if (this.notifyPending || this.firing || this.takers.size === 0) return
+    this.notifyPending = true
+    const wake = this.notifierWake
+    if (wake !== undefined) {
+      this.notifierWake = undefined
+      wake()
+    }
+  }
+
   /** Hands ready items to blocked takers, oldest taker first. */
   protected notify(): void {
     // While due delayed entries are being moved (`fireDue`), hand nothing out: once they are all in, the takers get
@@ -115,14 +138,20 @@ export abstract class QueueCore<T> {
     }
   }
 
-  /** Blocks until an item is ready; fails with `shutdown` once the queue is shut down and empty. */
-  takeEffect(shutdown: Effect.Effect<never, WorkqueueShutdown>): Effect.Effect<T, WorkqueueShutdown> {
+  /**
+   * Blocks until an item is ready; fails with `shutdown` once the queue is shut down and empty. The taker gets
+   * `project(item)`, computed as the item is handed out (no further step on the taker's fiber).
+   */
+  takeEffect<A>(
+    shutdown: Effect.Effect<never, WorkqueueShutdown>,
+    project: (item: T) => A
+  ): Effect.Effect<A, WorkqueueShutdown> {
     return Effect.suspend(() => {
       const item = this.tryTake()
-      if (item !== undefined) return Effect.succeed(item)
+      if (item !== undefined) return Effect.succeed(project(item))
       if (this.shuttingDown) return shutdown
-      return Effect.callback<T, WorkqueueShutdown>((resume) => {
-        const taker: Taker<T> = (item) => resume(item === undefined ? shutdown : Effect.succeed(item))
+      return Effect.callback<A, WorkqueueShutdown>((resume) => {
+        const taker: Taker<T> = (item) => resume(item === undefined ? shutdown : Effect.succeed(project(item)))
         this.takers.add(taker)
         return Effect.sync(() => {
           this.takers.delete(taker)
@@ -137,7 +166,7 @@ export abstract class QueueCore<T> {
     if (started < 0) return
     this.inFlight--
     this.metrics.workDuration((this.now() - started) / 1000)
-    this.notify()
+    this.signal()
     if (this.inFlight === 0 && this.drainWaiters.size > 0) {
       for (const resolve of this.drainWaiters) resolve()
       this.drainWaiters.clear()
@@ -225,6 +254,35 @@ export abstract class QueueCore<T> {
     return Effect.andThen(sleep, this.delayLoop)
   })
 
+  private readonly waitForSignal: Effect.Effect<void> = Effect.suspend(() =>
+    this.notifyPending ? Effect.void : Effect.callback<void>((resume) => {
+      const wake = () => resume(Effect.void)
+      this.notifierWake = wake
+      return Effect.sync(() => {
+        if (this.notifierWake === wake) this.notifierWake = undefined
+      })
+    })
+  )
+
+  private readonly notifyNow: Effect.Effect<void> = Effect.sync(() => {
+    this.notifyPending = false
+    this.notify()
+  })
+
+  /**
+   * The fiber that hands ready items to blocked takers after a {@link signal}:
+   * woken inside the signalling operation, it yields first, so it runs once
+   * the signalling fiber yields. Ends at shutdown.
+   */
+  readonly notifyLoop: Effect.Effect<void> = Effect.suspend(() =>
+    this.shuttingDown
+      ? Effect.void
+      : Effect.andThen(
+        this.waitForSignal,
+        Effect.andThen(Effect.yieldNow, Effect.andThen(this.notifyNow, this.notifyLoop))
+      )
+  )
+
   // --- in-flight metrics ----------------------------------------------------
 
   /** Updates `workqueue_unfinished_work_seconds` and `workqueue_longest_running_processor_seconds`. */
@@ -269,7 +327,15 @@ export abstract class QueueCore<T> {
     this.delayed.clear()
     this.delayedByKey.clear()
     this.kick()
-    // Takers only block while nothing is ready, so every blocked taker now learns of the shutdown.
+    // Ready items not yet handed to blocked takers (see `signal`) go to them now; the takers still blocked after
+    // that have nothing left to get and learn of the shutdown.
+    this.notifyPending = false
+    this.notify()
+    const notifierWake = this.notifierWake
+    if (notifierWake !== undefined) {
+      this.notifierWake = undefined
+      notifierWake()
+    }
     const takers = Array.from(this.takers)
     this.takers.clear()
     for (const taker of takers) taker(undefined)

@@ -7,99 +7,159 @@ import { WorkqueueShutdown } from "../WorkqueueError.js"
 import { QueueCore } from "./core.js"
 import { toDelayMillis } from "./delay.js"
 import { Heap, type HeapNode } from "./heap.js"
-import { commonOperations, resolveOptions, startCore } from "./workqueue.js"
+import { commonOperations, IDLE_LIMIT, resolveOptions, startCore } from "./workqueue.js"
 
-/** A waiting key: ready when `readyAt === 0`, else due at `readyAt` (ms). */
-interface Item extends HeapNode {
+/**
+ * A key known to the queue: waiting (`waiting`; ready when `readyAt === 0`, else due at `readyAt`), being processed
+ * (`startedAt >= 0`), both (re-added while processing: it becomes takeable at `done`), or idle (neither: kept for
+ * the key's next add, see {@link IDLE_LIMIT}). The item fields describe the waiting item only.
+ */
+interface Entry extends HeapNode {
   readonly key: string
+  waiting: boolean
   priority: number
   readyAt: number
   /** Arrival order at the item's priority: FIFO within a priority. */
   seq: number
   /** When the item became ready (ms), for the queue-duration metric. */
   addedAt: number
+  /** When the key was handed out (ms); -1 when it is not being processed. */
+  startedAt: number
+  /** Its index in `running` while it is being processed. */
+  slot: number
 }
 
 /** Higher priority first, then first added first. */
-const lessItem = (a: Item, b: Item): boolean => a.priority > b.priority || (a.priority === b.priority && a.seq < b.seq)
+const lessItem = (a: Entry, b: Entry): boolean =>
+  a.priority > b.priority || (a.priority === b.priority && a.seq < b.seq)
 
 /**
  * controller-runtime's priority queue: every waiting key has one item that
  * merges later adds (max priority, min ready time). Ready items that are not
- * in flight sit in a heap ordered by priority, then by first add.
+ * in flight sit in a heap ordered by priority, then by first add. A key's
+ * waiting item and its in-flight state share one entry (one map lookup per
+ * operation); an item handed out is no longer waiting, so a later add of its
+ * key starts a new item.
  *
  * @internal
  */
-export class PriorityQueue extends QueueCore<PriorityWorkqueue.PriorityWorkqueue.Taken> {
-  private readonly items = new Map<string, Item>()
-  private readonly ready = new Heap<Item>(lessItem)
-  /** Keys handed out and not yet `done`, with the time (ms) they were handed out. */
-  private readonly processing = new Map<string, number>()
+export class PriorityQueue extends QueueCore<Entry> {
+  /** Every key that is waiting or being processed, and idle keys. */
+  private readonly entries = new Map<string, Entry>()
+  private readonly ready = new Heap<Entry>(lessItem)
+  /** The entries being processed. */
+  private readonly running: Array<Entry> = []
+  /** How many entries are idle. */
+  private idle = 0
   private seq = 0
 
   add(key: string, priority: number, delayMillis: number): void {
     if (this.shuttingDown) return
     if (delayMillis > 0) this.metrics.retries(1)
-    const now = this.now()
-    const readyAt = delayMillis > 0 ? now + delayMillis : 0
-    const item = this.items.get(key)
-    if (item === undefined) {
-      const created: Item = { key, priority, readyAt, seq: this.seq++, addedAt: now, heapIndex: -1 }
-      this.items.set(key, created)
-      if (readyAt === 0) this.becomeReady(created, now)
+    let entry = this.entries.get(key)
+    // The clock is read only when the add changes a ready time (not for an add that merges into a ready item).
+    if (entry === undefined || !entry.waiting) {
+      const now = this.now()
+      const readyAt = delayMillis > 0 ? now + delayMillis : 0
+      if (entry === undefined) {
+        entry = {
+          key,
+          waiting: true,
+          priority,
+          readyAt,
+          seq: this.seq++,
+          addedAt: now,
+          startedAt: -1,
+          slot: -1,
+          heapIndex: -1
+        }
+        this.entries.set(key, entry)
+      } else {
+        if (entry.startedAt < 0) this.idle--
+        entry.waiting = true
+        entry.priority = priority
+        entry.readyAt = readyAt
+        entry.seq = this.seq++
+        entry.addedAt = now
+      }
+      if (readyAt === 0) this.becomeReady(entry, now)
       else this.scheduleAt(key, readyAt)
       return
     }
-    if (priority > item.priority) {
-      item.priority = priority
+    if (priority > entry.priority) {
+      entry.priority = priority
       // As controller-runtime: a key raised to a higher priority queues behind the keys already at that priority.
-      item.seq = this.seq++
-      if (item.heapIndex >= 0) this.ready.fix(item)
+      entry.seq = this.seq++
+      if (entry.heapIndex >= 0) this.ready.fix(entry)
     }
-    if (item.readyAt !== 0 && (readyAt === 0 || readyAt < item.readyAt)) {
+    if (entry.readyAt === 0) return
+    const now = this.now()
+    const readyAt = delayMillis > 0 ? now + delayMillis : 0
+    if (readyAt === 0 || readyAt < entry.readyAt) {
       if (readyAt === 0) {
         this.cancelDelayed(key)
-        this.becomeReady(item, now)
+        this.becomeReady(entry, now)
       } else {
-        item.readyAt = readyAt
+        entry.readyAt = readyAt
         this.scheduleAt(key, readyAt)
       }
     }
   }
 
-  private becomeReady(item: Item, now: number): void {
-    item.readyAt = 0
-    item.addedAt = now
+  private becomeReady(entry: Entry, now: number): void {
+    entry.readyAt = 0
+    entry.addedAt = now
     this.recordAdd()
-    if (this.processing.has(item.key)) return
-    this.ready.push(item)
-    this.notify()
+    if (entry.startedAt >= 0) return
+    this.ready.push(entry)
+    this.signal()
   }
 
-  protected tryTake(): PriorityWorkqueue.PriorityWorkqueue.Taken | undefined {
-    const item = this.ready.pop()
-    if (item === undefined) return undefined
-    this.items.delete(item.key)
-    this.processing.set(item.key, this.recordTake(item.addedAt))
-    return { key: item.key, priority: item.priority }
+  /** The entry handed out: what the taker gets is read from it at once, before any later add of its key. */
+  protected tryTake(): Entry | undefined {
+    const entry = this.ready.pop()
+    if (entry === undefined) return undefined
+    entry.waiting = false
+    entry.startedAt = this.recordTake(entry.addedAt)
+    entry.slot = this.running.length
+    this.running.push(entry)
+    return entry
   }
 
   protected onDelayedReady(key: string): void {
-    const item = this.items.get(key)
-    if (item !== undefined && item.readyAt !== 0) this.becomeReady(item, this.now())
+    const entry = this.entries.get(key)
+    if (entry !== undefined && entry.waiting && entry.readyAt !== 0) this.becomeReady(entry, this.now())
   }
 
   protected finish(key: string): number {
-    const started = this.processing.get(key)
-    if (started === undefined) return -1
-    this.processing.delete(key)
-    const item = this.items.get(key)
-    if (item !== undefined && item.readyAt === 0) this.ready.push(item)
+    const entry = this.entries.get(key)
+    if (entry === undefined || entry.startedAt < 0) return -1
+    const running = this.running
+    const last = running.pop()!
+    if (last !== entry) {
+      running[entry.slot] = last
+      last.slot = entry.slot
+    }
+    const started = entry.startedAt
+    entry.startedAt = -1
+    if (entry.waiting) {
+      if (entry.readyAt === 0) this.ready.push(entry)
+    } else if (++this.idle > IDLE_LIMIT && this.idle * 2 > this.entries.size) {
+      this.dropIdle()
+    }
     return started
   }
 
+  /** Drops every idle entry. */
+  private dropIdle(): void {
+    for (const entry of this.entries.values()) {
+      if (!entry.waiting && entry.startedAt < 0) this.entries.delete(entry.key)
+    }
+    this.idle = 0
+  }
+
   protected forEachInFlight(f: (startedAt: number) => void): void {
-    for (const started of this.processing.values()) f(started)
+    for (const entry of this.running) f(entry.startedAt)
   }
 
   readyLength(): number {
@@ -127,14 +187,17 @@ export const make = (
           core.add(key, priority, after === 0 || limitedMillis < after ? limitedMillis : after)
         }))
     }
-    const takeWithPriority = core.takeEffect(shutdownError)
+    const takeWithPriority = core.takeEffect(
+      shutdownError,
+      (item): PriorityWorkqueue.PriorityWorkqueue.Taken => ({ key: item.key, priority: item.priority })
+    )
     const service: PriorityWorkqueue.PriorityWorkqueue.Service = {
       name: options.name,
       addWithOptions,
       add: (key) => Effect.sync(() => core.add(key, 0, 0)),
       addAfter: (key, delay) => Effect.sync(() => core.add(key, 0, toDelayMillis(delay))),
       addRateLimited: (key) => addWithOptions(key, { rateLimited: true }),
-      take: Effect.map(takeWithPriority, (taken) => taken.key),
+      take: core.takeEffect(shutdownError, (item) => item.key),
       takeWithPriority,
       ...commonOperations(core)
     }

@@ -1,6 +1,7 @@
 /**
  * A growable FIFO ring buffer: O(1) push and shift without the O(n) cost of
- * `Array.prototype.shift` on large queues.
+ * `Array.prototype.shift` on large queues. Its capacity is a power of two, so
+ * positions wrap with a mask rather than a division.
  *
  * @internal
  */
@@ -10,7 +11,9 @@ export class Ring<A> {
   private size = 0
 
   constructor(capacity = 16) {
-    this.buffer = new Array(capacity)
+    let size = 16
+    while (size < capacity) size *= 2
+    this.buffer = new Array(size)
   }
 
   get length(): number {
@@ -19,7 +22,7 @@ export class Ring<A> {
 
   push(value: A): void {
     if (this.size === this.buffer.length) this.grow()
-    this.buffer[(this.head + this.size) % this.buffer.length] = value
+    this.buffer[(this.head + this.size) & (this.buffer.length - 1)] = value
     this.size++
   }
 
@@ -27,7 +30,7 @@ export class Ring<A> {
     if (this.size === 0) return undefined
     const value = this.buffer[this.head]
     this.buffer[this.head] = undefined
-    this.head = (this.head + 1) % this.buffer.length
+    this.head = (this.head + 1) & (this.buffer.length - 1)
     this.size--
     return value
   }
@@ -43,12 +46,12 @@ export class Ring<A> {
   }
 
   *[Symbol.iterator](): IterableIterator<A> {
-    for (let i = 0; i < this.size; i++) yield this.buffer[(this.head + i) % this.buffer.length] as A
+    for (let i = 0; i < this.size; i++) yield this.buffer[(this.head + i) & (this.buffer.length - 1)] as A
   }
 
   private grow(): void {
     const next = new Array<A | undefined>(this.buffer.length * 2)
-    for (let i = 0; i < this.size; i++) next[i] = this.buffer[(this.head + i) % this.buffer.length]
+    for (let i = 0; i < this.size; i++) next[i] = this.buffer[(this.head + i) & (this.buffer.length - 1)]
     this.buffer = next
     this.head = 0
   }

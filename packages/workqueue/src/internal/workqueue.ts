@@ -12,8 +12,8 @@ import * as metrics from "./metrics.js"
 import { Ring } from "./ring.js"
 
 /**
- * A key known to the FIFO queue: waiting (`addedAt >= 0`), being processed (`startedAt >= 0`), or both (re-added
- * while processing: it goes back to the ring at `done`).
+ * A key known to the FIFO queue: waiting (`addedAt >= 0`), being processed (`startedAt >= 0`), both (re-added
+ * while processing: it goes back to the ring at `done`), or idle (neither: kept for the key's next add).
  */
 interface Entry {
   readonly key: string
@@ -29,6 +29,16 @@ interface Entry {
 const SCAN_LIMIT = 16
 
 /**
+ * Idle entries are kept until there are more than this many, and more than there are busy ones; then they are
+ * all dropped. Controllers add the same keys again and again: the next add of a finished key finds its entry
+ * instead of inserting a new one (and `done` does not delete it), which halves the map writes per cycle. Dropping
+ * them in bulk when they outnumber the rest keeps the memory bounded and the sweep's cost amortized: O(1) per key.
+ *
+ * @internal
+ */
+export const IDLE_LIMIT = 16_384
+
+/**
  * client-go's queue: a FIFO ready ring, and its `dirty` (waiting or re-added while processing) and `processing`
  * sets, kept as the two times of one entry per key (one map lookup per operation; the ring holds the entries).
  *
@@ -36,10 +46,12 @@ const SCAN_LIMIT = 16
  */
 export class FifoQueue extends QueueCore<string> {
   private readonly queue = new Ring<Entry>()
-  /** Every key that is waiting or being processed. */
+  /** Every key that is waiting or being processed, and idle keys (see {@link IDLE_LIMIT}). */
   private readonly entries = new Map<string, Entry>()
   /** The entries being processed (as many as there are workers, typically a handful). */
   private readonly running: Array<Entry> = []
+  /** How many entries are idle. */
+  private idle = 0
 
   add(key: string): void {
     if (this.shuttingDown) return
@@ -49,11 +61,17 @@ export class FifoQueue extends QueueCore<string> {
       const created: Entry = { key, addedAt: this.now(), startedAt: -1, slot: -1 }
       this.entries.set(key, created)
       this.queue.push(created)
-      this.notify()
+      this.signal()
     } else if (entry.addedAt < 0) {
-      // Being processed: marked dirty, queued again at `done`.
       this.recordAdd()
       entry.addedAt = this.now()
+      if (entry.startedAt < 0) {
+        // Idle: waiting again.
+        this.idle--
+        this.queue.push(entry)
+        this.signal()
+      }
+      // Else being processed: marked dirty, queued again at `done`.
     }
   }
 
@@ -99,9 +117,20 @@ export class FifoQueue extends QueueCore<string> {
     }
     const started = entry.startedAt
     entry.startedAt = -1
-    if (entry.addedAt >= 0) this.queue.push(entry)
-    else this.entries.delete(key)
+    if (entry.addedAt >= 0) {
+      this.queue.push(entry)
+    } else if (++this.idle > IDLE_LIMIT && this.idle * 2 > this.entries.size) {
+      this.dropIdle()
+    }
     return started
+  }
+
+  /** Drops every idle entry. */
+  private dropIdle(): void {
+    for (const entry of this.entries.values()) {
+      if (entry.addedAt < 0 && entry.startedAt < 0) this.entries.delete(entry.key)
+    }
+    this.idle = 0
   }
 
   protected forEachInFlight(f: (startedAt: number) => void): void {
@@ -118,11 +147,14 @@ export const UNFINISHED_WORK_UPDATE_PERIOD = Duration.millis(500)
 
 const shutdownError = Effect.fail(new WorkqueueShutdown())
 
+const identity = <A>(a: A): A => a
+
 /** Forks the queue's background fibers into the scope and shuts it down when the scope closes. @internal */
 export const startCore = <T>(core: QueueCore<T>): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     yield* Effect.addFinalizer(() => Effect.sync(() => core.shutdown()))
     yield* Effect.forkScoped(core.delayLoop)
+    yield* Effect.forkScoped(core.notifyLoop)
     yield* Effect.forkScoped(core.unfinishedWorkLoop(UNFINISHED_WORK_UPDATE_PERIOD))
   })
 
@@ -173,7 +205,7 @@ export const make = (
       add: (key) => Effect.sync(() => core.add(key)),
       addAfter: (key, delay) => addAfter(key, toDelayMillis(delay)),
       addRateLimited: (key) => Effect.flatMap(limiter.when(key), (delay) => addAfter(key, toDelayMillis(delay))),
-      take: core.takeEffect(shutdownError),
+      take: core.takeEffect(shutdownError, identity),
       ...commonOperations(core)
     }
     return service

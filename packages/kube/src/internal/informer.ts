@@ -12,24 +12,9 @@ import type * as KubeError from "../KubeError.js"
 import * as Undecodable from "../Undecodable.js"
 import type * as Watcher from "../Watcher.js"
 import * as Watch from "../Watcher.js"
+import { intern } from "./intern.js"
 import { keyOf, MutableStore } from "./store.js"
 import * as internalUndecodable from "./undecodable.js"
-
-/**
- * One copy of each short metadata string many cached objects repeat (a namespace, a creation time, label values):
- * `JSON.parse` gives every object its own copies. Bounded: past `internLimit` distinct strings, new ones are kept
- * as they are.
- */
-const internTable = new Map<string, string>()
-const internLimit = 65_536
-
-const intern = (value: unknown): unknown => {
-  if (typeof value !== "string" || value.length > 64) return value
-  const shared = internTable.get(value)
-  if (shared !== undefined) return shared
-  if (internTable.size < internLimit) internTable.set(value, value)
-  return value
-}
 
 const internLabels = (labels: unknown): unknown => {
   if (typeof labels !== "object" || labels === null) return labels

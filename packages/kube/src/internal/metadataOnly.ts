@@ -5,6 +5,7 @@ import * as Result from "effect/Result"
 import * as KubeError from "../KubeError.js"
 import type * as MetadataOnly from "../MetadataOnly.js"
 import type * as Resource from "../Resource.js"
+import { intern } from "./intern.js"
 import { rawText, TypeId as ResourceTypeId, withSyncDecoder } from "./resource.js"
 import { metadataOf } from "./undecodable.js"
 
@@ -20,21 +21,6 @@ export const acceptList = "application/json;as=PartialObjectMetadataList;g=meta.
 type Json = Record<string, unknown>
 
 const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
-
-/**
- * One copy of each short string many cached objects repeat (a namespace, a creation time, a generateName): the
- * parser gives every object its own. Bounded: past `internLimit` distinct strings, new ones are kept as they are.
- */
-const internTable = new Map<string, string>()
-const internLimit = 65_536
-
-const intern = (value: unknown): unknown => {
-  if (typeof value !== "string" || value.length > 64) return value
-  const shared = internTable.get(value)
-  if (shared !== undefined) return shared
-  if (internTable.size < internLimit) internTable.set(value, value)
-  return value
-}
 
 /**
  * One frozen copy of each small owner list or finalizer list many objects repeat (the children of one owner): keyed

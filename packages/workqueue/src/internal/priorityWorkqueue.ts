@@ -7,7 +7,7 @@ import { WorkqueueShutdown } from "../WorkqueueError.js"
 import { QueueCore } from "./core.js"
 import { toDelayMillis } from "./delay.js"
 import { Heap, type HeapNode } from "./heap.js"
-import { commonOperations, IDLE_LIMIT, resolveOptions, startCore } from "./workqueue.js"
+import { commonOperations, IDLE_LIMIT, resolveOptions, startCore, stopRunning } from "./workqueue.js"
 
 /**
  * A key known to the queue: waiting (`waiting`; ready when `readyAt === 0`, else due at `readyAt`), being processed
@@ -134,14 +134,7 @@ export class PriorityQueue extends QueueCore<Entry> {
   protected finish(key: string): number {
     const entry = this.entries.get(key)
     if (entry === undefined || entry.startedAt < 0) return -1
-    const running = this.running
-    const last = running.pop()!
-    if (last !== entry) {
-      running[entry.slot] = last
-      last.slot = entry.slot
-    }
-    const started = entry.startedAt
-    entry.startedAt = -1
+    const started = stopRunning(this.running, entry)
     if (entry.waiting) {
       if (entry.readyAt === 0) this.ready.push(entry)
     } else if (++this.idle > IDLE_LIMIT && this.idle * 2 > this.entries.size) {

@@ -39,6 +39,23 @@ const SCAN_LIMIT = 16
 export const IDLE_LIMIT = 16_384
 
 /**
+ * Takes a processed entry out of its queue's `running` list (the last one moves into its slot) and marks it not
+ * processing; returns when its processing started.
+ *
+ * @internal
+ */
+export const stopRunning = <E extends { slot: number; startedAt: number }>(running: Array<E>, entry: E): number => {
+  const last = running.pop()!
+  if (last !== entry) {
+    running[entry.slot] = last
+    last.slot = entry.slot
+  }
+  const started = entry.startedAt
+  entry.startedAt = -1
+  return started
+}
+
+/**
  * client-go's queue: a FIFO ready ring, and its `dirty` (waiting or re-added while processing) and `processing`
  * sets, kept as the two times of one entry per key (one map lookup per operation; the ring holds the entries).
  *
@@ -110,13 +127,7 @@ export class FifoQueue extends QueueCore<string> {
       entry = this.entries.get(key)
     }
     if (entry === undefined || entry.startedAt < 0) return -1
-    const last = running.pop()!
-    if (last !== entry) {
-      running[entry.slot] = last
-      last.slot = entry.slot
-    }
-    const started = entry.startedAt
-    entry.startedAt = -1
+    const started = stopRunning(running, entry)
     if (entry.addedAt >= 0) {
       this.queue.push(entry)
     } else if (++this.idle > IDLE_LIMIT && this.idle * 2 > this.entries.size) {

@@ -44,10 +44,10 @@ import * as https from "node:https"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
-import * as v8 from "node:v8"
-import * as vm from "node:vm"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
 import * as Replay from "./replay/client.js"
+import { configMap } from "./support/configMap.js"
+import { heapUsed, median, perObject, settle } from "./support/heap.js"
 
 const SMALL = Number(process.env.BENCH_SYNC_SMALL ?? 10_000)
 const LARGE = Number(process.env.BENCH_SYNC_LARGE ?? 100_000)
@@ -72,21 +72,6 @@ interface Ready {
   readonly token: string
   readonly ca: string
 }
-
-const configMap = (namespace: string, i: number, round = 0) => ({
-  apiVersion: "v1",
-  kind: "ConfigMap",
-  metadata: {
-    name: `settings-${String(i).padStart(6, "0")}`,
-    namespace,
-    labels: { "app.kubernetes.io/name": "bench", "app.kubernetes.io/part-of": "reconcile", shard: String(i % 16) }
-  },
-  data: {
-    "log-level": round % 2 === 0 ? "info" : "debug",
-    endpoint: `https://service-${i % 64}.bench.svc.cluster.local:8443/api`,
-    round: String(round)
-  }
-})
 
 const sampleName = configMap("", 0).metadata.name
 
@@ -170,35 +155,6 @@ const serve = Effect.gen(function*() {
 // -----------------------------------------------------------------------------------------------------------------
 // the clients (main thread)
 
-const collect: () => void = (() => {
-  const gc = (globalThis as { gc?: () => void }).gc ?? (() => {
-    v8.setFlagsFromString("--expose-gc")
-    return vm.runInNewContext("gc") as () => void
-  })()
-  return () => {
-    gc()
-    gc()
-  }
-})()
-
-const heapUsed = (): number => {
-  collect()
-  return v8.getHeapStatistics().used_heap_size
-}
-
-/** Lets the previous run's sockets close and its objects become garbage, then collects: the heap baseline. */
-const settle = async (): Promise<number> => {
-  await new Promise((resolve) => setTimeout(resolve, 250))
-  return heapUsed()
-}
-
-/**
- * Heap bytes per object: (heap with the cache − baseline) / n, where the baseline is the lower of the heap before
- * the run and after it was stopped (garbage of a previous run still reachable raises one of them, never both).
- */
-const perObject = (before: number, after: number, released: number, n: number) =>
-  (after - Math.min(before, released)) / n
-
 const startServer = () =>
   new Promise<{ readonly ready: Ready; readonly call: (command: Command) => Promise<any>; readonly stop: () => void }>(
     (resolve, reject) => {
@@ -231,11 +187,6 @@ const startServer = () =>
   )
 
 const round = (n: number, digits = 0) => Number(n.toFixed(digits))
-const median = (xs: ReadonlyArray<number>) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 const log = (line: string) => console.log(line)
 
 interface SyncRun {

@@ -24,28 +24,13 @@ import * as TestCluster from "@reconcile/testkit/TestCluster"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { performance } from "node:perf_hooks"
 import * as v8 from "node:v8"
-import * as vm from "node:vm"
 import { isMainThread, parentPort, Worker } from "node:worker_threads"
+import { configMap } from "./support/configMap.js"
+import { heapUsed, median, perObject, settle } from "./support/heap.js"
 
 const SIZES = (process.env.MEMORY_SIZES ?? "10000,100000").split(",").map(Number)
 const RUNS = Number(process.env.MEMORY_RUNS ?? 3)
 const SNAPSHOT = process.env.MEMORY_SNAPSHOT
-
-/** The ConfigMaps of bench/kube.ts. */
-const configMap = (namespace: string, i: number) => ({
-  apiVersion: "v1",
-  kind: "ConfigMap",
-  metadata: {
-    name: `settings-${String(i).padStart(6, "0")}`,
-    namespace,
-    labels: { "app.kubernetes.io/name": "bench", "app.kubernetes.io/part-of": "reconcile", shard: String(i % 16) }
-  },
-  data: {
-    "log-level": "info",
-    endpoint: `https://service-${i % 64}.bench.svc.cluster.local:8443/api`,
-    round: "0"
-  }
-})
 
 interface Ready {
   readonly kubeconfigPath: string
@@ -66,36 +51,6 @@ const serve = Effect.gen(function*() {
   parentPort!.postMessage({ ready: { kubeconfigPath: server.kubeconfigPath } satisfies Ready })
   return yield* Effect.never
 }).pipe(Effect.provide(TestApiServer.layerWithCluster()), Effect.scoped)
-
-const collect: () => void = (() => {
-  const gc = (globalThis as { gc?: () => void }).gc ?? (() => {
-    v8.setFlagsFromString("--expose-gc")
-    return vm.runInNewContext("gc") as () => void
-  })()
-  return () => {
-    gc()
-    gc()
-  }
-})()
-
-const heapUsed = (): number => {
-  collect()
-  return v8.getHeapStatistics().used_heap_size
-}
-
-const settle = async (): Promise<number> => {
-  await new Promise((resolve) => setTimeout(resolve, 250))
-  return heapUsed()
-}
-
-const perObject = (before: number, after: number, released: number, n: number) =>
-  (after - Math.min(before, released)) / n
-
-const median = (xs: ReadonlyArray<number>) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 
 const startServer = () =>
   new Promise<{ readonly ready: Ready; readonly populate: (namespace: string, count: number) => Promise<void> }>(

@@ -357,7 +357,8 @@ describe("Controllers receive undecodable objects (in-process, TestClock)", () =
 // ---------------------------------------------------------------------------------------------------------------
 
 interface Calls {
-  readonly apply: Array<string>
+  /** The resourceVersion of each object `apply` ran on. */
+  readonly apply: Array<number>
   readonly undecodable: Array<string>
   readonly cleanup: Array<{ readonly name: string; readonly uid: string; readonly undecodable: boolean }>
 }
@@ -373,7 +374,7 @@ const finalizerController = (calls: Calls) =>
     reconcile: Finalizer.reconcile({
       resource: WebApp,
       name: OURS,
-      apply: (object) => Effect.sync(() => void calls.apply.push(object.metadata.name!)),
+      apply: (object) => Effect.sync(() => void calls.apply.push(Number(object.metadata.resourceVersion))),
       cleanup: (object) =>
         Effect.sync(() =>
           void calls.cleanup.push({
@@ -411,9 +412,10 @@ const scenario = (wait: (check: Effect.Effect<void, unknown, any>) => Effect.Eff
         (o) => check(() => assert.deepStrictEqual(o.metadata.finalizers, [OURS]))
       )
     )
-    const applied = calls.apply.length
-
-    yield* setSpec(name, { image: "nginx", replicas: "three" })
+    // From this version on the object does not decode: apply may still run on earlier versions (the reconcile of
+    // the finalizer's own update can come late), never on this one or later
+    const invalid = Number((yield* setSpec(name, { image: "nginx", replicas: "three" })).metadata.resourceVersion)
+    const appliedToInvalid = () => calls.apply.filter((rv) => rv >= invalid)
     yield* wait(check(() => assert.deepStrictEqual(calls.undecodable.slice(0, 1), [name])))
     yield* wait(
       Effect.flatMap(
@@ -421,7 +423,7 @@ const scenario = (wait: (check: Effect.Effect<void, unknown, any>) => Effect.Eff
         (o: any) => check(() => assert.deepStrictEqual(o.status?.conditions, [{ type: "InvalidSpec", status: "True" }]))
       )
     )
-    assert.strictEqual(calls.apply.length, applied, "apply never runs on an object that does not decode")
+    assert.deepStrictEqual(appliedToInvalid(), [], "apply never runs on an object that does not decode")
 
     yield* Effect.orDie(cluster.delete(ref(name)))
     yield* wait(
@@ -433,7 +435,7 @@ const scenario = (wait: (check: Effect.Effect<void, unknown, any>) => Effect.Eff
         (exit) => check(() => assert.isTrue(Exit.isFailure(exit), "the finalizer was released and the object went"))
       )
     )
-    assert.strictEqual(calls.apply.length, applied)
+    assert.deepStrictEqual(appliedToInvalid(), [])
     assert.strictEqual(calls.cleanup.length, 1)
   })
 

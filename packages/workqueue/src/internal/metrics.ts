@@ -90,24 +90,6 @@ const sameAttributes = (a: Metric.Metric.AttributeSet | undefined, b: Metric.Met
   return keys.length === Object.keys(b).length && keys.every((key) => a![key] === b[key])
 }
 
-/** The series `metric` has in the registry of `context`, if any. */
-const findSeries = (
-  metric: Metric.Metric<number, unknown>,
-  context: Context.Context<never>
-): Metric.Metric.Metadata<number, unknown> | undefined => {
-  // The series' attributes: the metric's, merged with the context's (as `Metric.updateUnsafe` merges them).
-  const attributes = { ...metric.attributes, ...Context.get(context, Metric.CurrentMetricAttributes) }
-  for (const series of Context.get(context, Metric.MetricRegistry).values()) {
-    if (
-      series.id === metric.id && series.type === metric.type && series.description === metric.description &&
-      sameAttributes(series.attributes, attributes)
-    ) {
-      return series as Metric.Metric.Metadata<number, unknown>
-    }
-  }
-  return undefined
-}
-
 /**
  * The update function of the series `metric` has in the registry of
  * `context` (created at zero if missing), resolved once: `Metric.updateUnsafe`
@@ -120,114 +102,37 @@ const findSeries = (
  */
 export const updater = (metric: Metric.Metric<number, unknown>, context: Context.Context<never>): Update => {
   metric.valueUnsafe(context)
-  const series = findSeries(metric, context)
-  if (series === undefined) return (input) => metric.updateUnsafe(input, context)
-  const hooks = series.hooks
-  return (input) => hooks.update(input, context)
+  // The series' attributes: the metric's, merged with the context's (as `Metric.updateUnsafe` merges them).
+  const attributes = { ...metric.attributes, ...Context.get(context, Metric.CurrentMetricAttributes) }
+  for (const series of Context.get(context, Metric.MetricRegistry).values()) {
+    if (
+      series.id === metric.id && series.type === metric.type && series.description === metric.description &&
+      sameAttributes(series.attributes, attributes)
+    ) {
+      const hooks = series.hooks as Metric.Metric.Hooks<number, unknown>
+      return (input) => hooks.update(input, context)
+    }
+  }
+  return (input) => metric.updateUnsafe(input, context)
 }
 
 /** The update functions of a queue's series. @internal */
 export type QueueRecorder = { readonly [K in keyof QueueMetrics]: Update }
 
 /**
- * The update function of each series a queue registered itself, by the series' `get` hook: a second queue with
- * the same name and controller in the same registry records into the same series, as with `Metric.updateUnsafe`.
- */
-const queueSeries = new WeakMap<object, Update>()
-
-/** A series the queue keeps itself: its hooks (for the registry) and its update (for the queue). */
-interface OwnSeries {
-  readonly hooks: Metric.Metric.Hooks<number, unknown>
-  readonly update: Update
-}
-
-/** A counter's state, as effect's (non-incremental, number) counters report it. */
-const counterSeries = (): OwnSeries => {
-  let count = 0
-  const update: Update = (input) => {
-    count += input
-  }
-  return { hooks: { get: () => ({ count, incremental: false }), update, modify: update }, update }
-}
-
-/** A gauge's state, as effect's (number) gauges report it. */
-const gaugeSeries = (): OwnSeries => {
-  let value = 0
-  const update: Update = (input) => {
-    value = input
-  }
-  return { hooks: { get: () => ({ value }), update, modify: update }, update }
-}
-
-/**
- * A histogram's state and update over `boundaries` (ascending, ending with `Infinity`), with the state effect's
- * histograms report: cumulative buckets, count, min, max and sum. A value goes to the first bucket whose boundary
- * is not below it, found from the smallest boundary up: queue and work durations are mostly small.
- */
-const histogramSeries = (boundaries: ReadonlyArray<number>): OwnSeries => {
-  const bounds = Float64Array.from(boundaries)
-  const last = bounds.length - 1
-  const counts = new Float64Array(bounds.length)
-  let count = 0
-  let sum = 0
-  let min = Number.MAX_VALUE
-  let max = -Number.MAX_VALUE
-  const update: Update = (input) => {
-    let i = 0
-    while (i < last && input > bounds[i]!) i++
-    counts[i]!++
-    count++
-    sum += input
-    if (input < min) min = input
-    if (input > max) max = input
-  }
-  const get = () => {
-    const buckets: Array<[number, number]> = new Array(bounds.length)
-    let cumulated = 0
-    for (let i = 0; i < bounds.length; i++) {
-      cumulated += counts[i]!
-      buckets[i] = [bounds[i]!, cumulated]
-    }
-    return { buckets, count, min, max, sum }
-  }
-  return { hooks: { get, update, modify: update }, update }
-}
-
-/**
- * The update function of a queue series: the series is created in the registry of `context` if missing, kept by
- * the queue (a plain number or array updated in place, read when the registry is read: `Metric.registerUnsafe`),
- * which costs a fraction of an effect series update on the queue's hot path. The registry reports the same state
- * as an effect series of that type would. A series that already exists is kept: one a queue registered is shared,
- * any other is updated through its own hooks ({@link updater}).
- */
-const seriesUpdater = (
-  metric: Metric.Metric<number, unknown>,
-  context: Context.Context<never>,
-  make: () => OwnSeries
-): Update => {
-  const existing = findSeries(metric, context)
-  if (existing !== undefined) return queueSeries.get(existing.hooks.get) ?? updater(metric, context)
-  const series = make()
-  Metric.registerUnsafe(metric, context, series.hooks)
-  queueSeries.set(series.hooks.get, series.update)
-  return series.update
-}
-
-/**
  * Creates every series of `metrics` in the registry of `context` (effect 4
  * registers a series lazily, at its first read or update), so that each one is
  * exported from the start, at zero, as client-go does (existing series are
- * kept as they are), and resolves their update functions. The queue's own
- * series ignore `Metric.update` from elsewhere: the queue alone records them.
+ * kept as they are), and resolves their update functions.
  *
  * @internal
  */
 export const recorder = (metrics: QueueMetrics, context: Context.Context<never>): QueueRecorder => ({
-  depth: seriesUpdater(metrics.depth, context, gaugeSeries),
-  adds: seriesUpdater(metrics.adds, context, counterSeries),
-  queueDuration: seriesUpdater(metrics.queueDuration, context, () => histogramSeries(durationBoundaries)),
-  workDuration: seriesUpdater(metrics.workDuration, context, () => histogramSeries(durationBoundaries)),
-  unfinishedWork: seriesUpdater(metrics.unfinishedWork, context, gaugeSeries),
-  longestRunning: seriesUpdater(metrics.longestRunning, context, gaugeSeries),
-  retries: seriesUpdater(metrics.retries, context, counterSeries)
+  depth: updater(metrics.depth, context),
+  adds: updater(metrics.adds, context),
+  queueDuration: updater(metrics.queueDuration, context),
+  workDuration: updater(metrics.workDuration, context),
+  unfinishedWork: updater(metrics.unfinishedWork, context),
+  longestRunning: updater(metrics.longestRunning, context),
+  retries: updater(metrics.retries, context)
 })

@@ -20,11 +20,13 @@
  *
  * @since 0.1.0
  */
+import type * as KubeClient from "@reconcile/kube/KubeClient"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/controllerManager.js"
+import * as kubelet_ from "./internal/kubelet.js"
 import { coreOf } from "./internal/testCluster.js"
 import { TestCluster } from "./TestCluster.js"
 
@@ -119,3 +121,39 @@ export const deploymentStatus = (
  */
 export const layerDeploymentStatus = (options?: DeploymentStatusOptions): Layer.Layer<never, never, TestCluster> =>
   Layer.effectDiscard(deploymentStatus(options))
+
+/**
+ * Options of {@link kubelet}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface KubeletOptions {
+  /** Time from seeing a Pod to reporting it Running and Ready (a Job's Pod: Succeeded); default 1 second. */
+  readonly podReadyDelay?: Duration.Input | undefined
+  /** One line per Pod it starts. */
+  readonly log?: ((line: string) => void) | undefined
+}
+
+/**
+ * Plays the kubelets of a cluster that has none — a real control plane (`Envtest`), where
+ * kube-controller-manager creates ReplicaSets and Pods but nothing runs them: through `KubeClient`, it reports
+ * each Pod Running with its containers ready `podReadyDelay` after it sees it (a Pod a Job owns: Succeeded), so
+ * Deployments become Available and Jobs complete. Pods stay unscheduled (deleted at once, as the apiserver does
+ * for a Pod no kubelet runs).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const kubelet = (
+  options?: KubeletOptions
+): Effect.Effect<void, never, KubeClient.KubeClient | Scope.Scope> => kubelet_.run(options)
+
+/**
+ * {@link kubelet} as a Layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerKubelet = (options?: KubeletOptions): Layer.Layer<never, never, KubeClient.KubeClient> =>
+  Layer.effectDiscard(kubelet(options))

@@ -6,6 +6,11 @@ export * as ApiError from "./ApiError.js"
 /**
  * @since 0.1.0
  */
+export * as Envtest from "./Envtest.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Faults from "./Faults.js"
 
 /**

@@ -2,7 +2,8 @@
 /**
  * Runs the test API server standalone:
  * `npm run apiserver -- [--port N] [--kubeconfig PATH] [--state-dir DIR] [--data DIR] [--bookmark-interval 1m]
- * [--no-controllers]`.
+ * [--no-controllers]`, or `npm run apiserver -- --real [--kubeconfig PATH] [--no-controllers]` for a real control
+ * plane (etcd, kube-apiserver, kube-controller-manager: `Envtest`, binaries from `npm run envtest:setup`).
  * Writes the kubeconfig once ready, logs one line per request, stops on SIGINT/SIGTERM.
  *
  * - The certificate (the kubeconfig's CA), its key, the token and the port are kept in the state directory
@@ -27,10 +28,11 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as TestApiServer from "../TestApiServer.js"
 import * as TestCluster from "../TestCluster.js"
+import { startReal } from "./real.js"
 
 const usage =
   "usage: npm run apiserver -- [--port N] [--kubeconfig PATH] [--state-dir DIR] [--data DIR] [--bookmark-interval 1m]" +
-  " [--no-controllers]"
+  " [--no-controllers]\n       npm run apiserver -- --real [--kubeconfig PATH] [--no-controllers]"
 
 /** `500ms`, `10s`, `1m` or a bare number of seconds, as milliseconds (positive), else `undefined`. */
 const parseInterval = (value: string): number | undefined => {
@@ -93,7 +95,8 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
   }
 }
 
-const args = parseArgs(process.argv.slice(2))
+const argv = process.argv.slice(2)
+const args = argv.includes("--real") ? undefined : parseArgs(argv)
 
 const main = (args: Args) =>
   Effect.gen(function*() {
@@ -123,7 +126,10 @@ const refuse = (code: number, message: string) =>
     process.exitCode = code
   })
 
-if (typeof args === "string") {
+if (args === undefined) {
+  const code = startReal(argv.filter((a) => a !== "--real"), "npm run apiserver -- --real")
+  if (code !== undefined) process.exitCode = code
+} else if (typeof args === "string") {
   console.error(args)
   process.exitCode = 2
 } else {

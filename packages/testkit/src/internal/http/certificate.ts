@@ -1,11 +1,11 @@
 /**
- * A self-signed serving certificate for 127.0.0.1 / localhost, built with
- * `node:crypto` and a few lines of DER. client-go (kubectl) sends bearer
- * tokens only over TLS, so the test server needs one; no npm package was
- * worth its dependencies for a single certificate (the maintained X.509
- * builders need a global reflect-metadata polyfill or a pure-JS RSA keygen).
+ * Certificates built with `node:crypto` and a few lines of DER: the test API server's self-signed serving
+ * certificate for 127.0.0.1 / localhost, and the real control plane's CA with the serving and client certificates
+ * it signs (`Envtest`). client-go (kubectl) sends bearer tokens only over TLS, so the test server needs one; no npm
+ * package was worth its dependencies for a few certificates (the maintained X.509 builders need a global
+ * reflect-metadata polyfill or a pure-JS RSA keygen).
  */
-import { generateKeyPairSync, randomBytes, sign } from "node:crypto"
+import { createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate } from "node:crypto"
 
 const length = (n: number): Buffer => {
   if (n < 0x80) return Buffer.from([n])
@@ -57,38 +57,115 @@ export interface Certificate {
   readonly key: string
 }
 
-/** A fresh ECDSA P-256 key and a self-signed certificate for 127.0.0.1 and localhost, valid for a year. */
-export const selfSigned = (): Certificate => {
+/** What a certificate names and may do (see {@link issue}). */
+export interface CertificateSpec {
+  /** The subject's common name (a client certificate's user name). */
+  readonly commonName: string
+  /** The subject's organizations (a client certificate's groups, e.g. `system:masters`). */
+  readonly organizations?: ReadonlyArray<string> | undefined
+  /** A certificate authority (may sign certificates) rather than a leaf. */
+  readonly ca?: boolean | undefined
+  /** Extended key usages of a leaf: `server` (TLS serving), `client` (TLS client authentication). */
+  readonly usages?: ReadonlyArray<"server" | "client"> | undefined
+  /** Subject alternative names of a serving certificate: IPv4 addresses and DNS names. */
+  readonly ips?: ReadonlyArray<string> | undefined
+  readonly dnsNames?: ReadonlyArray<string> | undefined
+  /** The signer (a CA's certificate and key); the certificate is self-signed without one. */
+  readonly issuer?: Certificate | undefined
+  /** Validity from one hour ago; default a year. */
+  readonly validDays?: number | undefined
+}
+
+const ecdsaSha256 = seq(oid("1.2.840.10045.4.3.2"))
+
+const distinguishedName = (commonName: string, organizations: ReadonlyArray<string>): Buffer =>
+  seq(
+    ...organizations.map((o) => set(seq(oid("2.5.4.10"), tlv(0x0c, Buffer.from(o, "utf8"))))),
+    set(seq(oid("2.5.4.3"), tlv(0x0c, Buffer.from(commonName, "utf8"))))
+  )
+
+/** The DER of the subject name of a PEM certificate (to name it as the issuer of the ones it signs). */
+const subjectOf = (cert: string): Buffer => {
+  // The raw subject is the 6th element of the TBSCertificate; rebuilding it from `subject` text would reorder RDNs.
+  const der = new X509Certificate(cert).raw
+  const read = (buf: Buffer, at: number): { readonly start: number; readonly end: number; readonly body: number } => {
+    let len = buf[at + 1]!
+    let body = at + 2
+    if (len & 0x80) {
+      const n = len & 0x7f
+      len = 0
+      for (let i = 0; i < n; i++) len = len * 256 + buf[at + 2 + i]!
+      body = at + 2 + n
+    }
+    return { start: at, end: body + len, body }
+  }
+  const tbs = read(der, read(der, 0).body)
+  let at = tbs.body
+  // version [0], serial, signature algorithm, issuer, validity, subject
+  const fields: Array<{ readonly start: number; readonly end: number }> = []
+  while (fields.length < 6) {
+    const field = read(der, at)
+    fields.push(field)
+    at = field.end
+  }
+  const subject = der[fields[0]!.start] === 0xa0 ? fields[5]! : fields[4]!
+  return der.subarray(subject.start, subject.end)
+}
+
+/**
+ * A fresh ECDSA P-256 key and a certificate for it: a CA, or a serving or client certificate signed by `issuer`
+ * (self-signed without one). Built with `node:crypto` and a few lines of DER, as {@link selfSigned}.
+ */
+export const issue = (spec: CertificateSpec): Certificate => {
   const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" })
-  const ecdsaSha256 = seq(oid("1.2.840.10045.4.3.2"))
-  const name = seq(set(seq(oid("2.5.4.3"), tlv(0x0c, Buffer.from("reconcile-testkit", "utf8")))))
+  const subject = distinguishedName(spec.commonName, spec.organizations ?? [])
+  const issuerName = spec.issuer === undefined ? subject : subjectOf(spec.issuer.cert)
+  const signingKey = spec.issuer === undefined ? privateKey : createPrivateKey(spec.issuer.key)
   const now = Date.now()
   const serial = randomBytes(16)
-  // Positive and minimal: a leading 0x00 before a byte < 0x80 is illegal DER padding.
   serial[0] = (serial[0]! & 0x7f) | 0x40
+  const usages = spec.usages ?? []
+  const sans = [
+    ...(spec.ips ?? []).map((ip) => tlv(0x87, Buffer.from(ip.split(".").map(Number)))),
+    ...(spec.dnsNames ?? []).map((name) => tlv(0x82, Buffer.from(name, "ascii")))
+  ]
+  const extensions = [
+    extension("2.5.29.19", true, spec.ca === true ? seq(bool(true)) : seq()),
+    // keyUsage: digitalSignature, plus keyCertSign and cRLSign for a CA
+    extension("2.5.29.15", true, tlv(0x03, spec.ca === true ? Buffer.from([0x01, 0x86]) : Buffer.from([0x07, 0x80]))),
+    ...(usages.length > 0
+      ? [extension(
+        "2.5.29.37",
+        false,
+        seq(...usages.map((u) => oid(u === "server" ? "1.3.6.1.5.5.7.3.1" : "1.3.6.1.5.5.7.3.2")))
+      )]
+      : []),
+    ...(sans.length > 0 ? [extension("2.5.29.17", false, seq(...sans))] : [])
+  ]
   const tbs = seq(
     tlv(0xa0, integer(Buffer.from([2]))),
     integer(serial),
     ecdsaSha256,
-    name,
-    seq(utcTime(new Date(now - 60 * 60 * 1000)), utcTime(new Date(now + 365 * 24 * 60 * 60 * 1000))),
-    name,
+    issuerName,
+    seq(
+      utcTime(new Date(now - 60 * 60 * 1000)),
+      utcTime(new Date(now + (spec.validDays ?? 365) * 24 * 60 * 60 * 1000))
+    ),
+    subject,
     publicKey.export({ type: "spki", format: "der" }),
-    tlv(
-      0xa3,
-      seq(
-        extension("2.5.29.19", true, seq(bool(true))),
-        extension("2.5.29.15", true, tlv(0x03, Buffer.from([0x02, 0x84]))),
-        extension("2.5.29.37", false, seq(oid("1.3.6.1.5.5.7.3.1"))),
-        extension(
-          "2.5.29.17",
-          false,
-          seq(tlv(0x87, Buffer.from([127, 0, 0, 1])), tlv(0x82, Buffer.from("localhost", "ascii")))
-        )
-      )
-    )
+    tlv(0xa3, seq(...extensions))
   )
-  const signature = sign("sha256", tbs, { key: privateKey, dsaEncoding: "der" })
+  const signature = sign("sha256", tbs, { key: signingKey, dsaEncoding: "der" })
   const der = seq(tbs, ecdsaSha256, tlv(0x03, Buffer.concat([Buffer.from([0]), signature])))
   return { cert: pem("CERTIFICATE", der), key: privateKey.export({ type: "pkcs8", format: "pem" }).toString() }
 }
+
+/** A fresh ECDSA P-256 key and a self-signed certificate for 127.0.0.1 and localhost, valid for a year. */
+export const selfSigned = (): Certificate =>
+  issue({
+    commonName: "reconcile-testkit",
+    ca: true,
+    usages: ["server"],
+    ips: ["127.0.0.1"],
+    dnsNames: ["localhost"]
+  })

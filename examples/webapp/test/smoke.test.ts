@@ -1,6 +1,8 @@
 /**
  * The main job end to end: `npm start`'s embedded mode as a child process,
- * driven over the real HTTPS API with the kubeconfig it prints.
+ * driven over the real HTTPS API with the kubeconfig it prints. With
+ * `RECONCILE_TEST_CLUSTER=real` (`npm run test:envtest`) the same scenario runs
+ * `npm start -- --real`: the operator on a real control plane of its own.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Kube, KubeClient, Resource } from "@reconcile/kube"
@@ -12,19 +14,29 @@ import { registryName } from "../src/reconcile.js"
 import { WebApp } from "../src/WebApp.js"
 
 const root = path.join(import.meta.dirname, "..", "..", "..")
+const real = process.env.RECONCILE_TEST_CLUSTER === "real"
 
 /** Starts the main job; resolves with the process and the kubeconfig path once the sample is Ready. */
 const startMainJob = Effect.acquireRelease(
   Effect.callback<{ readonly child: ChildProcess; readonly kubeconfig: string; output: () => string }, Error>(
     (resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "examples/webapp/src/main.ts"], {
+      const child = spawn(process.execPath, [
+        "--import",
+        "tsx",
+        "examples/webapp/src/main.ts",
+        ...(real ? ["--real"] : [])
+      ], {
         cwd: root,
         // as in a shell where KUBECONFIG points at a real cluster: the main job must not use it
         env: { ...process.env, KUBECONFIG: "/nonexistent/production-kubeconfig" },
         stdio: ["ignore", "pipe", "pipe"]
       })
       let out = ""
-      const timer = setTimeout(() => resume(Effect.fail(new Error(`main job not ready in 20 s:\n${out}`))), 20_000)
+      const limit = real ? 60 : 20
+      const timer = setTimeout(
+        () => resume(Effect.fail(new Error(`main job not ready in ${limit} s:\n${out}`))),
+        limit * 1000
+      )
       const onData = (chunk: Buffer) => {
         out += chunk.toString()
         const match = /KUBECONFIG=(\S+) kubectl/.exec(out)
@@ -42,7 +54,7 @@ const startMainJob = Effect.acquireRelease(
 )
 
 /** Polls `check` (real time) until it yields true, for at most `seconds`. */
-const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, seconds = 15) =>
+const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, seconds = real ? 45 : 15) =>
   Effect.gen(function*() {
     const deadline = Date.now() + seconds * 1000
     while (Date.now() < deadline) {
@@ -52,9 +64,9 @@ const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, sec
     return yield* Effect.die(new Error(`timed out: ${what}`))
   })
 
-describe("npm start (embedded mode)", () => {
+describe(real ? "npm start -- --real (a real control plane)" : "npm start (embedded mode)", () => {
   it.live(
-    "with KUBECONFIG set: the sample becomes Ready on the embedded cluster, follows an edit, is cleaned up on " +
+    "with KUBECONFIG set: the sample becomes Ready on its own cluster, follows an edit, is cleaned up on " +
       "delete; SIGTERM exits cleanly and removes the kubeconfig",
     () =>
       Effect.gen(function*() {
@@ -116,6 +128,6 @@ describe("npm start (embedded mode)", () => {
         assert.strictEqual(code, 0, job.output())
         assert.isFalse(fs.existsSync(job.kubeconfig), "the kubeconfig is removed on exit")
       }),
-    { timeout: 60_000 }
+    { timeout: real ? 120_000 : 60_000 }
   )
 })

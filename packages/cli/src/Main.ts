@@ -8,6 +8,9 @@
  *   applies the `samples` and prints how to try it with `kubectl`. Its
  *   kubeconfig lives in a private temporary directory (mode 0700) removed when
  *   the process ends. `KUBECONFIG` alone never switches to a real cluster.
+ * - **A real control plane of its own** with `--real`: the same, on etcd, kube-apiserver and
+ *   kube-controller-manager started for the run (the testkit's `Envtest`; binaries from
+ *   `npm run envtest:setup`), with a kubelet stand-in (there are no nodes).
  * - **A real cluster** only when asked: `--kubeconfig PATH`, `--context NAME`
  *   (of `$KUBECONFIG` or `~/.kube/config`) or `--in-cluster` (the Pod's service
  *   account: what the generated Deployment runs with).
@@ -47,7 +50,8 @@ import * as args from "./internal/args.js"
 import * as internal from "./internal/main.js"
 
 /**
- * Where the operator runs: the embedded API server, a cluster of a kubeconfig
+ * Where the operator runs: the embedded API server, a real control plane of its own
+ * (`--real`), a cluster of a kubeconfig
  * (`--kubeconfig` and/or `--context`), or the Pod's service account
  * (`--in-cluster`).
  *
@@ -56,6 +60,7 @@ import * as internal from "./internal/main.js"
  */
 export type Mode =
   | { readonly _tag: "Embedded" }
+  | { readonly _tag: "Real" }
   | { readonly _tag: "Cluster"; readonly kubeconfig: string | undefined; readonly context: string | undefined }
   | { readonly _tag: "InCluster" }
 

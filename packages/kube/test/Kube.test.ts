@@ -12,7 +12,7 @@ import * as path from "node:path"
 import * as retry from "../src/internal/retry.js"
 import * as Kube from "../src/Kube.js"
 import * as KubeError from "../src/KubeError.js"
-import { countRequests, kubeLayer, makeEnv, tempFile } from "./support/env.js"
+import { countRequests, kubeLayer, makeEnv, onRealCluster, tempFile } from "./support/env.js"
 
 /** The typed error of a failed Exit (effect 4's Cause is a flat list of reasons, no `_tag: "Fail"`). */
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
@@ -158,56 +158,64 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
       assert.strictEqual((fromDefault as { metadata: { name: string } }).metadata.name, "kube-public")
     }))
 
-  it.effect("a wrong token is Unauthorized (401), and the token is not in the message", () =>
-    Effect.gen(function*() {
-      const server = yield* TestApiServer.TestApiServer
-      const wrong = server.kubeconfig.replace(server.token, "wrong-token-value")
-      assert.notStrictEqual(wrong, server.kubeconfig)
-      const error = failureOf(
-        yield* Effect.exit(get("/api/v1/namespaces").pipe(Effect.provide(Kube.layerFromString(wrong))))
-      )
-      assert.strictEqual(error._tag, "Unauthorized")
-      assert.notInclude(error.message, "wrong-token-value")
-      assert.notInclude(error.message, server.token)
-    }))
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)(
+    "a wrong token is Unauthorized (401), and the token is not in the message",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestApiServer.TestApiServer
+        const wrong = server.kubeconfig.replace(server.token, "wrong-token-value")
+        assert.notStrictEqual(wrong, server.kubeconfig)
+        const error = failureOf(
+          yield* Effect.exit(get("/api/v1/namespaces").pipe(Effect.provide(Kube.layerFromString(wrong))))
+        )
+        assert.strictEqual(error._tag, "Unauthorized")
+        assert.notInclude(error.message, "wrong-token-value")
+        assert.notInclude(error.message, server.token)
+      })
+  )
 
-  it.effect("credentials are computed per request: an exec plugin whose token expires runs for every request", () =>
-    Effect.gen(function*() {
-      const server = yield* TestApiServer.TestApiServer
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kube-exec-"))
-      const counter = path.join(dir, "calls")
-      const plugin = path.join(dir, "plugin.sh")
-      const credential = JSON.stringify({
-        apiVersion: "client.authentication.k8s.io/v1",
-        kind: "ExecCredential",
-        status: { token: server.token, expirationTimestamp: "2000-01-01T00:00:00Z" }
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)(
+    "credentials are computed per request: an exec plugin whose token expires runs for every request",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestApiServer.TestApiServer
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kube-exec-"))
+        const counter = path.join(dir, "calls")
+        const plugin = path.join(dir, "plugin.sh")
+        const credential = JSON.stringify({
+          apiVersion: "client.authentication.k8s.io/v1",
+          kind: "ExecCredential",
+          status: { token: server.token, expirationTimestamp: "2000-01-01T00:00:00Z" }
+        })
+        fs.writeFileSync(plugin, `#!/bin/sh\necho call >> ${counter}\necho '${credential}'\n`, { mode: 0o755 })
+        // JSON is YAML: a kubeconfig whose user gets its token from the exec plugin
+        const withExec = JSON.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          clusters: [{
+            name: "c",
+            cluster: {
+              server: server.url,
+              "certificate-authority-data": Buffer.from(server.certificateAuthority).toString("base64")
+            }
+          }],
+          users: [{
+            name: "u",
+            user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" } }
+          }],
+          contexts: [{ name: "ctx", context: { cluster: "c", user: "u" } }],
+          "current-context": "ctx"
+        })
+        assert.notInclude(withExec, server.token)
+        yield* Effect.gen(function*() {
+          yield* get("/api/v1/namespaces/default")
+          yield* get("/api/v1/namespaces/kube-system")
+        }).pipe(Effect.provide(Kube.layerFromString(withExec)))
+        assert.strictEqual(fs.readFileSync(counter, "utf-8").trim().split("\n").length, 2)
       })
-      fs.writeFileSync(plugin, `#!/bin/sh\necho call >> ${counter}\necho '${credential}'\n`, { mode: 0o755 })
-      // JSON is YAML: a kubeconfig whose user gets its token from the exec plugin
-      const withExec = JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{
-          name: "c",
-          cluster: {
-            server: server.url,
-            "certificate-authority-data": Buffer.from(server.certificateAuthority).toString("base64")
-          }
-        }],
-        users: [{
-          name: "u",
-          user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" } }
-        }],
-        contexts: [{ name: "ctx", context: { cluster: "c", user: "u" } }],
-        "current-context": "ctx"
-      })
-      assert.notInclude(withExec, server.token)
-      yield* Effect.gen(function*() {
-        yield* get("/api/v1/namespaces/default")
-        yield* get("/api/v1/namespaces/kube-system")
-      }).pipe(Effect.provide(Kube.layerFromString(withExec)))
-      assert.strictEqual(fs.readFileSync(counter, "utf-8").trim().split("\n").length, 2)
-    }))
+  )
 
   it.effect("TLS is verified: without the CA the request fails; insecure-skip-tls-verify allows it", () =>
     Effect.gen(function*() {
@@ -241,101 +249,117 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
       assert.include(error.message, "ECONNREFUSED")
     }))
 
-  it.effect("500 on a GET is retried, then surfaced as ServerError after the bounded retries", () =>
-    Effect.gen(function*() {
-      const faults = yield* Faults.Faults
-      const from = env.log.lines.length
-      const rule = yield* faults.failRequests({ code: 500, verbs: ["get"], resources: ["namespaces"], count: 2 })
-      const ok = yield* get("/api/v1/namespaces/kube-node-lease")
-      assert.strictEqual((ok as { metadata: { name: string } }).metadata.name, "kube-node-lease")
-      assert.strictEqual(countRequests(env.log, from, "GET /api/v1/namespaces/kube-node-lease", " 500 "), 2)
-      yield* faults.removeRule(rule)
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)(
+    "500 on a GET is retried, then surfaced as ServerError after the bounded retries",
+    () =>
+      Effect.gen(function*() {
+        const faults = yield* Faults.Faults
+        const from = env.log.lines.length
+        const rule = yield* faults.failRequests({ code: 500, verbs: ["get"], resources: ["namespaces"], count: 2 })
+        const ok = yield* get("/api/v1/namespaces/kube-node-lease")
+        assert.strictEqual((ok as { metadata: { name: string } }).metadata.name, "kube-node-lease")
+        assert.strictEqual(countRequests(env.log, from, "GET /api/v1/namespaces/kube-node-lease", " 500 "), 2)
+        yield* faults.removeRule(rule)
 
-      const from2 = env.log.lines.length
-      const always = yield* faults.failRequests({ code: 500, verbs: ["get"], resources: ["namespaces"] })
-      const exit = yield* Effect.exit(get("/api/v1/namespaces/kube-node-lease"))
-      yield* faults.removeRule(always)
-      const error = failureOf(exit)
-      assert(error._tag === "ServerError")
-      assert.strictEqual(error.code, 500)
-      assert.strictEqual(countRequests(env.log, from2, "GET /api/v1/namespaces/kube-node-lease", " 500 "), 4)
-    }).pipe(Effect.provide(kubeLayer()), TestClock.withLive))
+        const from2 = env.log.lines.length
+        const always = yield* faults.failRequests({ code: 500, verbs: ["get"], resources: ["namespaces"] })
+        const exit = yield* Effect.exit(get("/api/v1/namespaces/kube-node-lease"))
+        yield* faults.removeRule(always)
+        const error = failureOf(exit)
+        assert(error._tag === "ServerError")
+        assert.strictEqual(error.code, 500)
+        assert.strictEqual(countRequests(env.log, from2, "GET /api/v1/namespaces/kube-node-lease", " 500 "), 4)
+      }).pipe(Effect.provide(kubeLayer()), TestClock.withLive)
+  )
 
-  it.effect("503 is retried for a create; 500 on a create is not (the server may have acted)", () =>
-    Effect.gen(function*() {
-      const kube = yield* Kube.Kube
-      const faults = yield* Faults.Faults
-      const create = (name: string) =>
-        kube.request({
-          method: "POST",
-          path: "/api/v1/namespaces/default/configmaps",
-          body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { a: "1" } }
-        })
-      const from = env.log.lines.length
-      yield* faults.failRequests({ code: 503, verbs: ["create"], resources: ["configmaps"], count: 1 })
-      yield* create("retried-create")
-      assert.strictEqual(countRequests(env.log, from, "POST /api/v1/namespaces/default/configmaps"), 2)
-
-      const from2 = env.log.lines.length
-      yield* faults.failRequests({ code: 500, verbs: ["create"], resources: ["configmaps"], count: 1 })
-      assert.strictEqual(failureOf(yield* Effect.exit(create("not-retried")))._tag, "ServerError")
-      assert.strictEqual(countRequests(env.log, from2, "POST /api/v1/namespaces/default/configmaps"), 1)
-    }).pipe(Effect.provide(kubeLayer()), TestClock.withLive))
-
-  it.effect("429 waits for Retry-After on Effect's Clock (TestClock), then succeeds", () =>
-    Effect.gen(function*() {
-      const faults = yield* Faults.Faults
-      const from = env.log.lines.length
-      yield* faults.failRequests({
-        code: 429,
-        retryAfterSeconds: 7,
-        verbs: ["get"],
-        resources: ["namespaces"],
-        count: 1
-      })
-      // effect 4's TestClock does not list its pending sleeps (TestClock.sleeps is gone): the request runs with a
-      // Clock that records the sleeps it asks the TestClock for
-      const testClock = yield* Clock.Clock
-      const sleeps: Array<number> = []
-      const recording: Clock.Clock = {
-        currentTimeMillisUnsafe: () => testClock.currentTimeMillisUnsafe(),
-        currentTimeMillis: testClock.currentTimeMillis,
-        currentTimeNanosUnsafe: () => testClock.currentTimeNanosUnsafe(),
-        currentTimeNanos: testClock.currentTimeNanos,
-        monotonicTimeNanosUnsafe: () => testClock.monotonicTimeNanosUnsafe(),
-        monotonicTimeNanos: testClock.monotonicTimeNanos,
-        sleep: (duration) =>
-          Effect.suspend(() => {
-            sleeps.push(Duration.toMillis(duration))
-            return testClock.sleep(duration)
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)(
+    "503 is retried for a create; 500 on a create is not (the server may have acted)",
+    () =>
+      Effect.gen(function*() {
+        const kube = yield* Kube.Kube
+        const faults = yield* Faults.Faults
+        const create = (name: string) =>
+          kube.request({
+            method: "POST",
+            path: "/api/v1/namespaces/default/configmaps",
+            body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { a: "1" } }
           })
-      }
-      const fiber = yield* Effect.forkChild(
-        get("/api/v1/namespaces/kube-public").pipe(Effect.provideService(Clock.Clock, recording))
-      )
-      // wait (in real time) until the 429 has been answered and the retry sleeps on the TestClock for Retry-After
-      while (!sleeps.includes(7000)) yield* TestClock.withLive(Effect.sleep("2 millis"))
-      yield* TestClock.withLive(Effect.sleep("2 millis"))
-      assert.strictEqual(countRequests(env.log, from, "GET /api/v1/namespaces/kube-public", " 429 "), 1)
-      yield* TestClock.adjust("7 seconds")
-      const ok = yield* Fiber.join(fiber)
-      assert.strictEqual((ok as { metadata: { name: string } }).metadata.name, "kube-public")
-    }).pipe(Effect.provide(kubeLayer())))
+        const from = env.log.lines.length
+        yield* faults.failRequests({ code: 503, verbs: ["create"], resources: ["configmaps"], count: 1 })
+        yield* create("retried-create")
+        assert.strictEqual(countRequests(env.log, from, "POST /api/v1/namespaces/default/configmaps"), 2)
 
-  it.effect("429 surfaces as TooManyRequests with retryAfter when retries are off", () =>
-    Effect.gen(function*() {
-      const faults = yield* Faults.Faults
-      yield* faults.failRequests({
-        code: 429,
-        retryAfterSeconds: 2,
-        verbs: ["get"],
-        resources: ["namespaces"],
-        count: 1
-      })
-      const error = failureOf(yield* Effect.exit(get("/api/v1/namespaces/default")))
-      assert(error._tag === "TooManyRequests")
-      assert.deepStrictEqual(error.retryAfter, Duration.seconds(2))
-    }).pipe(Effect.provide(kubeLayer({ retry: { times: 0 } }))))
+        const from2 = env.log.lines.length
+        yield* faults.failRequests({ code: 500, verbs: ["create"], resources: ["configmaps"], count: 1 })
+        assert.strictEqual(failureOf(yield* Effect.exit(create("not-retried")))._tag, "ServerError")
+        assert.strictEqual(countRequests(env.log, from2, "POST /api/v1/namespaces/default/configmaps"), 1)
+      }).pipe(Effect.provide(kubeLayer()), TestClock.withLive)
+  )
+
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)(
+    "429 waits for Retry-After on Effect's Clock (TestClock), then succeeds",
+    () =>
+      Effect.gen(function*() {
+        const faults = yield* Faults.Faults
+        const from = env.log.lines.length
+        yield* faults.failRequests({
+          code: 429,
+          retryAfterSeconds: 7,
+          verbs: ["get"],
+          resources: ["namespaces"],
+          count: 1
+        })
+        // effect 4's TestClock does not list its pending sleeps (TestClock.sleeps is gone): the request runs with a
+        // Clock that records the sleeps it asks the TestClock for
+        const testClock = yield* Clock.Clock
+        const sleeps: Array<number> = []
+        const recording: Clock.Clock = {
+          currentTimeMillisUnsafe: () => testClock.currentTimeMillisUnsafe(),
+          currentTimeMillis: testClock.currentTimeMillis,
+          currentTimeNanosUnsafe: () => testClock.currentTimeNanosUnsafe(),
+          currentTimeNanos: testClock.currentTimeNanos,
+          monotonicTimeNanosUnsafe: () => testClock.monotonicTimeNanosUnsafe(),
+          monotonicTimeNanos: testClock.monotonicTimeNanos,
+          sleep: (duration) =>
+            Effect.suspend(() => {
+              sleeps.push(Duration.toMillis(duration))
+              return testClock.sleep(duration)
+            })
+        }
+        const fiber = yield* Effect.forkChild(
+          get("/api/v1/namespaces/kube-public").pipe(Effect.provideService(Clock.Clock, recording))
+        )
+        // wait (in real time) until the 429 has been answered and the retry sleeps on the TestClock for Retry-After
+        while (!sleeps.includes(7000)) yield* TestClock.withLive(Effect.sleep("2 millis"))
+        yield* TestClock.withLive(Effect.sleep("2 millis"))
+        assert.strictEqual(countRequests(env.log, from, "GET /api/v1/namespaces/kube-public", " 429 "), 1)
+        yield* TestClock.adjust("7 seconds")
+        const ok = yield* Fiber.join(fiber)
+        assert.strictEqual((ok as { metadata: { name: string } }).metadata.name, "kube-public")
+      }).pipe(Effect.provide(kubeLayer()))
+  )
+
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)(
+    "429 surfaces as TooManyRequests with retryAfter when retries are off",
+    () =>
+      Effect.gen(function*() {
+        const faults = yield* Faults.Faults
+        yield* faults.failRequests({
+          code: 429,
+          retryAfterSeconds: 2,
+          verbs: ["get"],
+          resources: ["namespaces"],
+          count: 1
+        })
+        const error = failureOf(yield* Effect.exit(get("/api/v1/namespaces/default")))
+        assert(error._tag === "TooManyRequests")
+        assert.deepStrictEqual(error.retryAfter, Duration.seconds(2))
+      }).pipe(Effect.provide(kubeLayer({ retry: { times: 0 } })))
+  )
 
   it.effect("a path the server does not know is NotFound", () =>
     Effect.gen(function*() {

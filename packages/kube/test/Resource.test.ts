@@ -6,7 +6,7 @@ import type { ObjectMeta } from "@reconcile/core"
 import { Arbitrary, Effect, Exit, Option, Schema } from "effect"
 import * as Kube from "../src/Kube.js"
 import * as Resource from "../src/Resource.js"
-import { kubeLayer, makeEnv } from "./support/env.js"
+import { kubeLayer, makeEnv, waitServed } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
 import { structuralIssues } from "./support/structural.js"
 
@@ -402,6 +402,7 @@ layer(env.layer)("Resource against TestApiServer", (it) => {
       const kube = yield* Kube.Kube
       const crd = Resource.crdManifest(WebApp)
       yield* kube.request({ method: "POST", path: Resource.CustomResourceDefinition.path(), body: crd })
+      yield* waitServed(WebApp)
       const created = yield* kube.request({
         method: "POST",
         path: WebApp.path({ namespace: "default" }),

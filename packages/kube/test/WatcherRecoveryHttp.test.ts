@@ -16,7 +16,15 @@ import * as Kube from "../src/Kube.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
-import { check, eventually, fastRetry, freshNamespace as freshNamespaceIn, kubeLayer, makeEnv } from "./support/env.js"
+import {
+  check,
+  eventually,
+  fastRetry,
+  freshNamespace as freshNamespaceIn,
+  kubeLayer,
+  makeEnv,
+  onRealCluster
+} from "./support/env.js"
 
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(
@@ -53,7 +61,8 @@ const get = (port: number, path: string) =>
   })
 
 layer(TestLayer, { excludeTestServices: true })("Watcher recovery over HTTP", (it) => {
-  it.effect(
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)(
     "a stalled watch (connection open, nothing forwarded) is dropped at the idle limit and resumed: a change made " +
       "meanwhile arrives long before the stall ends",
     () =>
@@ -85,7 +94,8 @@ layer(TestLayer, { excludeTestServices: true })("Watcher recovery over HTTP", (i
     { timeout: 20_000 }
   )
 
-  it.effect(
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)(
     "/readyz answers 503 once a controller's watch has failed for longer than sourceDisconnectLimit, and 200 again " +
       "when it reconnects; /metrics counts the reconnects",
     () =>
@@ -139,7 +149,8 @@ layer(TestLayer, { excludeTestServices: true })("Watcher recovery over HTTP", (i
 })
 
 layer(Layer.succeed(References.MinimumLogLevel, "Error"), { excludeTestServices: true })("Reset API server", (it) => {
-  it.effect(
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)(
     "an API server restarted over another store (same address, certificate and token; resourceVersions lower): " +
       "the watcher's check answers 504 Too large resource version, it relists, and the informer converges to the " +
       "new server's contents — Deletes for vanished objects, Creates for new ones, Updates for changed ones",

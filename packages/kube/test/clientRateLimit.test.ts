@@ -10,7 +10,7 @@ import { Arbitrary, Clock, Context, Duration, Effect, Fiber, Layer, Metric, Sche
 import { TestClock } from "effect/testing"
 import * as Kube from "../src/Kube.js"
 import * as RestClient from "../src/RestClient.js"
-import { makeEnv } from "./support/env.js"
+import { makeEnv, onRealCluster } from "./support/env.js"
 
 /** Forks `count` takers in order; `times[i]` is when taker i got its token (ms on the Clock). */
 const takers = (bucket: RestClient.TokenBucket, count: number) =>
@@ -230,7 +230,8 @@ layer(env.layer)("Kube rate limit over HTTP (TestApiServer)", (it) => {
         })
     ))
 
-  it.effect("every retry takes a token (client-go throttles each attempt)", () =>
+  // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+  it.effect.skipIf(onRealCluster)("every retry takes a token (client-go throttles each attempt)", () =>
     withKube(
       { rateLimit: { qps: 10, burst: 1 }, retry: { times: 3, base: "1 millis", max: "1 millis" } },
       (kube) =>
@@ -258,61 +259,71 @@ layer(env.layer)("Kube rate limit over HTTP (TestApiServer)", (it) => {
       throw new Error(`unexpected ${s.type}`)
     }
 
-    it.effect("rest_client_requests_total{code,method,host} per attempt; duration{verb,host} per request", () =>
-      withKube({ retry: { times: 3, base: "1 millis", max: "2 millis" } }, (kube, server) =>
-        Effect.gen(function*() {
-          const host = `127.0.0.1:${server.port}`
-          const faults = yield* Faults.Faults
-          const name = `rl-${Date.now()}`
-          yield* kube.request({ method: "GET", path: "/api/v1/namespaces/default" })
-          yield* Effect.exit(kube.request({ method: "GET", path: "/api/v1/namespaces/default/configmaps/missing" }))
-          const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { a: "1" } }
-          const path = "/api/v1/namespaces/default/configmaps"
-          yield* kube.request({ method: "POST", path, body: cm })
-          yield* Effect.exit(kube.request({ method: "POST", path, body: cm }))
-          // two 503s then a 200: three attempts counted, one request timed
-          yield* faults.failRequests({ code: 503, verbs: ["get"], resources: ["configmaps"], count: 2 })
-          yield* kube.request({ method: "GET", path: `${path}/${name}` })
-          // a watch: counted by its answer, not timed
-          yield* kube.stream({ method: "GET", path: "/api/v1/namespaces", query: { watch: true } }).pipe(
-            Stream.take(1),
-            Stream.runDrain
-          )
-          const snapshots = yield* Metric.snapshot
-          const total = (code: string, method: string) =>
-            count(snapshots, "rest_client_requests_total", { code, method, host })
-          assert.deepStrictEqual(
-            [total("200", "GET"), total("404", "GET"), total("201", "POST"), total("409", "POST"), total("503", "GET")],
-            [3, 1, 1, 1, 2]
-          )
-          const timed = (verb: string) => count(snapshots, "rest_client_request_duration_seconds", { verb, host })
-          assert.deepStrictEqual([timed("GET"), timed("POST")], [3, 2])
+    // embedded only: needs the in-memory request log, Faults or store (docs/testkit.md, "On a real control plane")
+    it.effect.skipIf(onRealCluster)(
+      "rest_client_requests_total{code,method,host} per attempt; duration{verb,host} per request",
+      () =>
+        withKube({ retry: { times: 3, base: "1 millis", max: "2 millis" } }, (kube, server) =>
+          Effect.gen(function*() {
+            const host = `127.0.0.1:${server.port}`
+            const faults = yield* Faults.Faults
+            const name = `rl-${Date.now()}`
+            yield* kube.request({ method: "GET", path: "/api/v1/namespaces/default" })
+            yield* Effect.exit(kube.request({ method: "GET", path: "/api/v1/namespaces/default/configmaps/missing" }))
+            const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { a: "1" } }
+            const path = "/api/v1/namespaces/default/configmaps"
+            yield* kube.request({ method: "POST", path, body: cm })
+            yield* Effect.exit(kube.request({ method: "POST", path, body: cm }))
+            // two 503s then a 200: three attempts counted, one request timed
+            yield* faults.failRequests({ code: 503, verbs: ["get"], resources: ["configmaps"], count: 2 })
+            yield* kube.request({ method: "GET", path: `${path}/${name}` })
+            // a watch: counted by its answer, not timed
+            yield* kube.stream({ method: "GET", path: "/api/v1/namespaces", query: { watch: true } }).pipe(
+              Stream.take(1),
+              Stream.runDrain
+            )
+            const snapshots = yield* Metric.snapshot
+            const total = (code: string, method: string) =>
+              count(snapshots, "rest_client_requests_total", { code, method, host })
+            assert.deepStrictEqual(
+              [
+                total("200", "GET"),
+                total("404", "GET"),
+                total("201", "POST"),
+                total("409", "POST"),
+                total("503", "GET")
+              ],
+              [3, 1, 1, 1, 2]
+            )
+            const timed = (verb: string) => count(snapshots, "rest_client_request_duration_seconds", { verb, host })
+            assert.deepStrictEqual([timed("GET"), timed("POST")], [3, 2])
 
-          // the exposition, as /metrics serves it
-          const text = yield* Prometheus.format(snapshots)
-          assert.include(text, "# TYPE rest_client_requests_total counter")
-          assert.include(text, `rest_client_requests_total{code="503",method="GET",host="${host}"} 2`)
-          assert.include(text, "# TYPE rest_client_request_duration_seconds histogram")
-          const buckets = text.split("\n").filter((l) =>
-            l.startsWith(`rest_client_request_duration_seconds_bucket{verb="POST",host="${host}"`)
-          ).map((l) => /le="([^"]+)"/.exec(l)![1])
-          assert.deepStrictEqual(buckets, [
-            "0.005",
-            "0.025",
-            "0.1",
-            "0.25",
-            "0.5",
-            "1",
-            "2",
-            "4",
-            "8",
-            "15",
-            "30",
-            "60",
-            "+Inf"
-          ])
-          assert.include(text, `rest_client_request_duration_seconds_count{verb="POST",host="${host}"} 2`)
-        })).pipe(Effect.provideService(Metric.MetricRegistry, new Map()), TestClock.withLive))
+            // the exposition, as /metrics serves it
+            const text = yield* Prometheus.format(snapshots)
+            assert.include(text, "# TYPE rest_client_requests_total counter")
+            assert.include(text, `rest_client_requests_total{code="503",method="GET",host="${host}"} 2`)
+            assert.include(text, "# TYPE rest_client_request_duration_seconds histogram")
+            const buckets = text.split("\n").filter((l) =>
+              l.startsWith(`rest_client_request_duration_seconds_bucket{verb="POST",host="${host}"`)
+            ).map((l) => /le="([^"]+)"/.exec(l)![1])
+            assert.deepStrictEqual(buckets, [
+              "0.005",
+              "0.025",
+              "0.1",
+              "0.25",
+              "0.5",
+              "1",
+              "2",
+              "4",
+              "8",
+              "15",
+              "30",
+              "60",
+              "+Inf"
+            ])
+            assert.include(text, `rest_client_request_duration_seconds_count{verb="POST",host="${host}"} 2`)
+          })).pipe(Effect.provideService(Metric.MetricRegistry, new Map()), TestClock.withLive)
+    )
 
     it.effect("the Manager's /metrics serves them", () =>
       Effect.gen(function*() {

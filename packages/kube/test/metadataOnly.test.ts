@@ -4,7 +4,6 @@
  * objects cached as metadata still enqueue their owner. Real time: every wait polls with a deadline.
  */
 import { assert, describe, it as plainIt, layer } from "@effect/vitest"
-import { TestCluster } from "@reconcile/testkit"
 import type { KubeObject } from "@reconcile/testkit/KubeObject"
 import { Effect, Exit, Layer, References, Stream } from "effect"
 import * as Cache from "../src/Cache.js"
@@ -14,7 +13,14 @@ import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as MetadataOnly from "../src/MetadataOnly.js"
 import * as Resource from "../src/Resource.js"
-import { check, eventually, freshNamespace as freshNamespaceIn, kubeLayer, makeEnv } from "./support/env.js"
+import {
+  check,
+  eventually,
+  freshNamespace as freshNamespaceIn,
+  kubeLayer,
+  makeEnv,
+  serverApply
+} from "./support/env.js"
 
 // every request the client makes, as given to Kube (to read its Accept header)
 const sent: Array<Kube.Request> = []
@@ -36,11 +42,7 @@ const TestLayer = KubeClient.layer.pipe(
 
 const freshNamespace = freshNamespaceIn("meta")
 
-const apply = (object: KubeObject) =>
-  Effect.flatMap(
-    TestCluster.TestCluster,
-    (cluster) => Effect.orDie(cluster.apply(object, { fieldManager: "test", force: true }))
-  )
+const apply = (object: KubeObject) => serverApply(object)
 
 const configMap = (namespace: string, name: string, data: Record<string, string>, ownerReferences?: unknown) =>
   apply({
@@ -179,7 +181,9 @@ layer(TestLayer, { excludeTestServices: true })("MetadataOnly over HTTP", (it) =
   it.effect("the cache holds metadata-only objects compact; KubeClient's are plain", () =>
     Effect.gen(function*() {
       const ns = yield* freshNamespace
-      const owner = [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: "owner-uid" }]
+      // a real owner: on kube-controller-manager an invented owner uid is a deleted owner, its dependents collected
+      const stored = yield* configMap(ns, "owner", { v: "0" })
+      const owner = [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: stored.metadata.uid! }]
       yield* configMap(ns, "a", { v: "1" }, owner)
       yield* configMap(ns, "b", { v: "2" }, owner)
       const cache = yield* makeCache

@@ -33,6 +33,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as internalAssets from "./internal/envtest/assets.js"
 import * as internal from "./internal/envtest/controlPlane.js"
+import type { KubeObject } from "./KubeObject.js"
 
 /**
  * Where the control-plane binaries are.
@@ -130,6 +131,17 @@ export declare namespace Envtest {
       body?: unknown,
       headers?: Record<string, string>
     ) => Effect.Effect<Answer, EnvtestError>
+    /**
+     * Server-side applies an object as the admin user (`fieldManager` default `envtest`, forced), at the path
+     * discovery gives its kind; a CRD is also waited for until established and served. Fails with
+     * `RequestFailed` (the status and body) when the server refuses it.
+     */
+    readonly apply: (
+      object: KubeObject,
+      options?: { readonly fieldManager?: string | undefined; readonly force?: boolean | undefined }
+    ) => Effect.Effect<KubeObject, EnvtestError>
+    /** Reads an object (by `apiVersion`, `kind`, `metadata.name` and `.namespace`); `undefined` when absent. */
+    readonly get: (object: KubeObject) => Effect.Effect<KubeObject | undefined, EnvtestError>
     /** Installs CRDs (apply, server-side) and waits until each is established and served. */
     readonly installCrds: (crds: ReadonlyArray<unknown>) => Effect.Effect<void, EnvtestError>
     /** Stops kube-apiserver and starts it again (same port, certificates and etcd). */
@@ -299,6 +311,56 @@ export const make = (options?: Options): Effect.Effect<Envtest.Service, EnvtestE
     )
     const installCrds = crdInstaller(plane)
     if (options?.crds !== undefined) yield* installCrds(options.crds)
+    const request = (method: string, path: string, body?: string, headers?: Record<string, string>) =>
+      Effect.tryPromise({ try: () => plane.request(method, path, body, headers), catch: fail("RequestFailed") })
+    const served = new Map<string, { readonly name: string; readonly namespaced: boolean }>()
+    const pathOf = (object: KubeObject) =>
+      Effect.gen(function*() {
+        const gv = object.apiVersion.includes("/") ? `/apis/${object.apiVersion}` : `/api/${object.apiVersion}`
+        const id = `${object.apiVersion}|${object.kind}`
+        if (!served.has(id)) {
+          const answer = yield* request("GET", gv)
+          const resources = answer.status === 200
+            ? (JSON.parse(answer.body) as {
+              readonly resources: ReadonlyArray<{ name: string; kind: string; namespaced: boolean }>
+            }).resources
+            : []
+          for (const r of resources) if (!r.name.includes("/")) served.set(`${object.apiVersion}|${r.kind}`, r)
+        }
+        const r = served.get(id)
+        if (r === undefined) {
+          return yield* new EnvtestError({ reason: "RequestFailed", detail: `${id.replace("|", " ")} is not served` })
+        }
+        const ns = r.namespaced ? `/namespaces/${object.metadata.namespace ?? "default"}` : ""
+        return `${gv}${ns}/${r.name}/${encodeURIComponent(object.metadata.name ?? "")}`
+      })
+    const apply: Envtest.Service["apply"] = (object, applyOptions) =>
+      Effect.gen(function*() {
+        if (object.kind === "CustomResourceDefinition" && object.apiVersion === "apiextensions.k8s.io/v1") {
+          yield* installCrds([object])
+          return (yield* get(object))!
+        }
+        const answer = yield* request(
+          "PATCH",
+          `${yield* pathOf(object)}?fieldManager=${encodeURIComponent(applyOptions?.fieldManager ?? "envtest")}${
+            applyOptions?.force === false ? "" : "&force=true"
+          }`,
+          JSON.stringify(object),
+          { "content-type": "application/apply-patch+yaml" }
+        )
+        if (answer.status >= 300) {
+          return yield* new EnvtestError({
+            reason: "RequestFailed",
+            detail: `apply ${object.kind} ${object.metadata.name}: ${answer.status} ${answer.body}`
+          })
+        }
+        return JSON.parse(answer.body) as KubeObject
+      })
+    const get: Envtest.Service["get"] = (object) =>
+      Effect.gen(function*() {
+        const answer = yield* request("GET", yield* pathOf(object))
+        return answer.status === 200 ? JSON.parse(answer.body) as KubeObject : undefined
+      })
     const service: Envtest.Service = {
       url: plane.url,
       port: plane.port,
@@ -320,6 +382,8 @@ export const make = (options?: Options): Effect.Effect<Envtest.Service, EnvtestE
             ),
           catch: fail("RequestFailed")
         }),
+      apply,
+      get,
       installCrds,
       restartApiServer: Effect.tryPromise({ try: () => plane.restartApiServer(), catch: fail("StartFailed") }),
       restartEtcd: (down) =>

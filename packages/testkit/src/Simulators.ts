@@ -20,6 +20,7 @@
  *
  * @since 0.1.0
  */
+import type * as Kube from "@reconcile/kube/Kube"
 import type * as KubeClient from "@reconcile/kube/KubeClient"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -136,18 +137,18 @@ export interface KubeletOptions {
 }
 
 /**
- * Plays the kubelets of a cluster that has none — a real control plane (`Envtest`), where
- * kube-controller-manager creates ReplicaSets and Pods but nothing runs them: through `KubeClient`, it reports
- * each Pod Running with its containers ready `podReadyDelay` after it sees it (a Pod a Job owns: Succeeded), so
- * Deployments become Available and Jobs complete. Pods stay unscheduled (deleted at once, as the apiserver does
- * for a Pod no kubelet runs).
+ * Plays the scheduler and the kubelet of a cluster that has none — a real control plane (`Envtest`), where
+ * kube-controller-manager creates ReplicaSets and Pods but nothing runs them: it registers the Node
+ * `testkit-node`, binds each Pod to it, reports it Running with its containers ready `podReadyDelay` after it
+ * sees it (a Pod a Job owns: Succeeded), so Deployments become Available and Jobs complete, and confirms the
+ * graceful deletion of a bound Pod at once (a zero grace period), as a kubelet whose containers stopped.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const kubelet = (
   options?: KubeletOptions
-): Effect.Effect<void, never, KubeClient.KubeClient | Scope.Scope> => kubelet_.run(options)
+): Effect.Effect<void, never, KubeClient.KubeClient | Kube.Kube | Scope.Scope> => kubelet_.run(options)
 
 /**
  * {@link kubelet} as a Layer.
@@ -155,5 +156,5 @@ export const kubelet = (
  * @since 0.1.0
  * @category layers
  */
-export const layerKubelet = (options?: KubeletOptions): Layer.Layer<never, never, KubeClient.KubeClient> =>
+export const layerKubelet = (options?: KubeletOptions): Layer.Layer<never, never, KubeClient.KubeClient | Kube.Kube> =>
   Layer.effectDiscard(kubelet(options))

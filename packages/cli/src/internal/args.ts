@@ -12,6 +12,7 @@ const flags = {
   "--kubeconfig": true,
   "--context": true,
   "--in-cluster": false,
+  "--real": false,
   "--namespace": true,
   "--install-crds": false,
   "--leader-elect": false,
@@ -89,24 +90,36 @@ export const parse = (
         command
       )
     }
-    const mode: Main.Mode = inCluster
+    const real = given.has("--real")
+    if (real && (inCluster || kubeconfig !== undefined || context !== undefined)) {
+      return yield* usageError(
+        `--real starts a control plane of its own: it cannot be combined with ${
+          inCluster ? "--in-cluster" : kubeconfig !== undefined ? "--kubeconfig" : "--context"
+        }`,
+        command
+      )
+    }
+    const mode: Main.Mode = real
+      ? { _tag: "Real" }
+      : inCluster
       ? { _tag: "InCluster" }
       : kubeconfig !== undefined || context !== undefined
       ? { _tag: "Cluster", kubeconfig, context }
       : { _tag: "Embedded" }
 
     // flags that do nothing in this mode
-    if (mode._tag === "Embedded") {
+    if (mode._tag === "Embedded" || mode._tag === "Real") {
+      const where = mode._tag === "Embedded" ? "the embedded cluster" : "a --real control plane"
       if (given.has("--install-crds")) {
         return yield* usageError(
-          "--install-crds does nothing on the embedded cluster (its CRDs are always installed): use it with " +
+          `--install-crds does nothing on ${where} (its CRDs are always installed): use it with ` +
             "--kubeconfig PATH, --context NAME or --in-cluster",
           command
         )
       }
       if (given.has("--leader-elect")) {
         return yield* usageError(
-          "--leader-elect does nothing on the embedded cluster (no other replica can reach it): use it with " +
+          `--leader-elect does nothing on ${where} (no other replica can reach it): use it with ` +
             "--kubeconfig PATH, --context NAME or --in-cluster",
           command
         )
@@ -165,7 +178,8 @@ export const parse = (
       healthPort,
       logFormat,
       logLevel,
-      ignoredKubeconfig: mode._tag === "Embedded" && kubeconfigEnv !== undefined && kubeconfigEnv !== ""
+      ignoredKubeconfig: (mode._tag === "Embedded" || mode._tag === "Real") && kubeconfigEnv !== undefined &&
+          kubeconfigEnv !== ""
         ? kubeconfigEnv
         : undefined
     } satisfies Main.Args
@@ -197,6 +211,9 @@ the samples applied, and a "Try it" text shows how to use kubectl on it. KUBECON
 does not switch to a real cluster.
 
 Where it runs (one of):
+  --real                   a real control plane of its own (etcd, kube-apiserver,
+                           kube-controller-manager; built by npm run envtest:setup),
+                           otherwise as the embedded cluster
   --kubeconfig PATH        the cluster of this kubeconfig file (its current context)
   --context NAME           this context of $KUBECONFIG or ~/.kube/config
                            (with --kubeconfig: of that file)

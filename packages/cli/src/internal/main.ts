@@ -1,13 +1,15 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Logging, Manager } from "@reconcile/core"
 import { Cache, Kube, KubeClient, LeaseLeaderElection, type Operator, Resource } from "@reconcile/kube"
-import { type KubeObject as KubeObjects, TestApiServer } from "@reconcile/testkit"
+import { Envtest, type KubeObject as KubeObjects, Simulators, TestApiServer } from "@reconcile/testkit"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
@@ -130,6 +132,65 @@ const describeConditions = (object: KubeObject): string => {
     .join(", ")
 }
 
+/**
+ * The cluster `npm start` runs on when no cluster is named: the in-memory API server (`Embedded`), or a real
+ * control plane of its own (`--real`). Samples are applied and read through it.
+ */
+class LocalCluster extends Context.Service<LocalCluster, {
+  readonly url: string
+  readonly kubeconfigPath: string
+  /** "the embedded cluster" / "the real control plane", for the texts. */
+  readonly name: string
+  readonly apply: (object: KubeObject, fieldManager: string, force?: boolean) => Effect.Effect<void, unknown>
+  readonly get: (object: KubeObject) => Effect.Effect<Option.Option<KubeObject>, unknown>
+}>()("@reconcile/cli/LocalCluster") {}
+
+const embeddedCluster = (kubeconfigPath: string) =>
+  Layer.effect(
+    LocalCluster,
+    Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      yield* Console.log(`Embedded Kubernetes API server on ${server.url} (in memory, stops with this process)`)
+      return {
+        url: server.url,
+        kubeconfigPath: server.kubeconfigPath,
+        name: "the embedded cluster",
+        apply: (object, fieldManager, force) => Effect.asVoid(server.cluster.apply(object, { fieldManager, force })),
+        get: (object) =>
+          Effect.option(server.cluster.get({
+            apiVersion: object.apiVersion,
+            kind: object.kind,
+            name: object.metadata.name!,
+            namespace: object.metadata.namespace
+          }))
+      }
+    })
+  ).pipe(Layer.provide(TestApiServer.layerWithCluster({ port: 0, kubeconfigPath })))
+
+/** A real control plane (`Envtest`) with the kubelet stand-in. */
+const realCluster = (kubeconfigPath: string) =>
+  Layer.effect(
+    LocalCluster,
+    Effect.gen(function*() {
+      const plane = yield* Envtest.Envtest
+      yield* Simulators.kubelet().pipe(Effect.provide(clientFromFile(plane.kubeconfigPath)))
+      yield* Console.log(
+        `Real Kubernetes control plane ${plane.version} on ${plane.url} (etcd, kube-apiserver, ` +
+          `kube-controller-manager; stops with this process)`
+      )
+      yield* Console.log(
+        "No nodes: a kubelet stand-in reports each Pod Running and Ready after 1 s (the testkit's Simulators.kubelet)"
+      )
+      return {
+        url: plane.url,
+        kubeconfigPath: plane.kubeconfigPath,
+        name: "the real control plane",
+        apply: (object, fieldManager, force) => Effect.asVoid(plane.apply(object, { fieldManager, force })),
+        get: (object) => Effect.map(plane.get(object), Option.fromUndefinedOr)
+      }
+    })
+  ).pipe(Layer.provide(Envtest.layer({ kubeconfigPath })))
+
 const embedded = <E, R>(
   operator: Operator.Operator<E, R>,
   args: Main.Args,
@@ -142,20 +203,18 @@ const embedded = <E, R>(
     const namespace = args.namespace ?? "default"
     const definitions = yield* crds(operator)
 
-    const server = TestApiServer.layerWithCluster({ port: 0, kubeconfigPath })
-    const client = Layer.unwrap(Effect.map(TestApiServer.TestApiServer, (s) => clientFromFile(s.kubeconfigPath)))
+    const server: Layer.Layer<LocalCluster, unknown> = args.mode._tag === "Real"
+      ? realCluster(kubeconfigPath)
+      : embeddedCluster(kubeconfigPath)
+    const client = Layer.unwrap(Effect.map(LocalCluster, (s) => clientFromFile(s.kubeconfigPath)))
     const prepared = Layer.effectDiscard(Effect.gen(function*() {
-      const server = yield* TestApiServer.TestApiServer
-      yield* Console.log(`Embedded Kubernetes API server on ${server.url} (in memory, stops with this process)`)
+      const server = yield* LocalCluster
       for (const crd of definitions) {
-        yield* server.cluster.apply(crd as KubeObject, { fieldManager: operator.name, force: true })
+        yield* server.apply(crd as KubeObject, operator.name, true)
         yield* Console.log(`Installed CustomResourceDefinition ${(crd as KubeObject).metadata.name}`)
       }
       if (namespace !== "default") {
-        yield* server.cluster.apply(
-          { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
-          { fieldManager: operator.name }
-        )
+        yield* server.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }, operator.name)
         yield* Console.log(`Created namespace ${namespace}`)
       }
     }))
@@ -163,11 +222,11 @@ const embedded = <E, R>(
     const isReady = options.isReady ?? readyCondition
     const served = new Set(operator.resources.map((r) => `${r.apiVersion}|${r.kind}`))
     const demo = Layer.effectDiscard(Effect.gen(function*() {
-      const server = yield* TestApiServer.TestApiServer
+      const server = yield* LocalCluster
       const manager = yield* Manager.Manager
       const samples = (options.samples?.(namespace) ?? []) as ReadonlyArray<KubeObject>
       for (const sample of samples) {
-        yield* server.cluster.apply(sample, { fieldManager: `${operator.name}-samples` })
+        yield* server.apply(sample, `${operator.name}-samples`)
         yield* Console.log(`Applied ${sample.kind} ${key(sample)}`)
       }
       const followed = samples.filter((s) => served.has(`${s.apiVersion}|${s.kind}`))
@@ -176,12 +235,7 @@ const embedded = <E, R>(
         Effect.gen(function*() {
           let shown = ""
           for (;;) {
-            const current = yield* Effect.option(server.cluster.get({
-              apiVersion: sample.apiVersion,
-              kind: sample.kind,
-              name: sample.metadata.name!,
-              namespace: sample.metadata.namespace
-            }))
+            const current = yield* Effect.orElseSucceed(server.get(sample), () => Option.none())
             const conditions = current._tag === "Some" ? describeConditions(current.value) : ""
             if (conditions !== "" && conditions !== shown) {
               shown = conditions
@@ -207,7 +261,7 @@ const embedded = <E, R>(
       ].filter((s) => s !== undefined)
       const tryIt = Console.log(
         [
-          `Try it (the embedded cluster runs until Ctrl-C; this kubeconfig is removed then):`,
+          `Try it (${server.name} runs until Ctrl-C; this kubeconfig is removed then):`,
           ...commands.map((c) => `  ${prefix} ${c}`),
           ...(endpoints.length > 0 ? [endpoints.join("   ")] : []),
           ``
@@ -325,11 +379,13 @@ export const program = <E, R extends Main.Services>(
     }
     if (args.ignoredKubeconfig !== undefined) {
       yield* Console.error(
-        `KUBECONFIG is set but ignored: this runs on its own embedded cluster. To run on that cluster: ${command} ` +
+        `KUBECONFIG is set but ignored: this runs on its own ${
+          args.mode._tag === "Real" ? "real control plane" : "embedded cluster"
+        }. To run on that cluster: ${command} ` +
           `--kubeconfig "$KUBECONFIG"`
       )
     }
-    const run = args.mode._tag === "Embedded"
+    const run = args.mode._tag === "Embedded" || args.mode._tag === "Real"
       ? embedded(operator, args, options, env)
       : cluster(operator, args, env)
     return yield* run.pipe(

@@ -1,0 +1,77 @@
+/**
+ * `npm run test:envtest`: the integration suites on a real control plane (etcd, kube-apiserver and
+ * kube-controller-manager from `npm run envtest:setup`, one per test file: the testkit's `Envtest`).
+ *
+ * 1. `reconcile-envtest setup`: builds the binaries with Go into the cache, or finds them there (seconds), or takes
+ *    `KUBEBUILDER_ASSETS` (controller-runtime's setup-envtest folder). Without Go and without assets it stops with
+ *    the message saying both ways.
+ * 2. vitest over {@link suites} with `RECONCILE_TEST_CLUSTER=real`: each file's server comes from its test support
+ *    (`serverLayer`/`makeEnv` in packages/kube/test/support/env.ts) or, for the main job and the acceptance tour,
+ *    from `--real` on the command line. What a file cannot check there (fault injection, the in-memory request log)
+ *    is marked `skipIf(onRealCluster)` in the file; docs/testkit.md ("On a real control plane") says why.
+ *
+ * `--embedded` runs the same files on the in-memory cluster instead (to compare the times); other arguments go to
+ * vitest (e.g. a file filter).
+ */
+import { spawnSync } from "node:child_process"
+import * as path from "node:path"
+
+const root = path.resolve(import.meta.dirname, "..")
+
+/** The suites that run on both clusters (`npm test` runs them on the embedded one). */
+export const suites: ReadonlyArray<string> = [
+  "packages/kube/test/Apply.test.ts",
+  "packages/kube/test/EventRecorder.test.ts",
+  "packages/kube/test/Finalizer.test.ts",
+  "packages/kube/test/Kube.test.ts",
+  "packages/kube/test/KubeClient.test.ts",
+  "packages/kube/test/KubeControllerHttp.test.ts",
+  "packages/kube/test/KubeError.test.ts",
+  "packages/kube/test/LeaseLeaderElectionHttp.test.ts",
+  "packages/kube/test/Resource.test.ts",
+  "packages/kube/test/ResourceConstraints.test.ts",
+  "packages/kube/test/Status.test.ts",
+  "packages/kube/test/Undecodable.test.ts",
+  "packages/kube/test/clientRateLimit.test.ts",
+  "packages/kube/test/metadataOnly.test.ts",
+  // real-only: compaction, restarts, paging by etcd, kube-controller-manager's GC and namespace controller
+  "packages/kube/test/RealCluster.test.ts",
+  // the webapp operator end to end through `npm start -- --real`
+  "examples/webapp/test/smoke.test.ts",
+  // kubectl, the Python client and a client-go program against `npm run apiserver -- --real` and `npm start -- --real`
+  "packages/testkit/test/tour.test.ts"
+]
+
+const argv = process.argv.slice(2)
+const embedded = argv.includes("--embedded")
+const rest = argv.filter((a) => a !== "--embedded")
+const started = Date.now()
+
+if (!embedded) {
+  const setup = spawnSync(process.execPath, ["--import", "tsx", "packages/testkit/src/bin/envtest.ts", "setup"], {
+    cwd: root,
+    stdio: "inherit"
+  })
+  if (setup.status !== 0) process.exit(setup.status ?? 1)
+}
+
+const vitest = spawnSync(
+  process.execPath,
+  [
+    "node_modules/vitest/vitest.mjs",
+    "run",
+    "--testTimeout=90000",
+    "--hookTimeout=90000",
+    ...(rest.some((a) => !a.startsWith("-")) ? [] : suites),
+    ...rest
+  ],
+  {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, ...(embedded ? {} : { RECONCILE_TEST_CLUSTER: "real" }) }
+  }
+)
+console.log(
+  `test:envtest: ${embedded ? "embedded" : "real"} cluster, ${((Date.now() - started) / 1000).toFixed(0)} s in all`
+)
+process.exit(vitest.status ?? 1)

@@ -36,6 +36,8 @@ export const suites: ReadonlyArray<string> = [
   "packages/kube/test/metadataOnly.test.ts",
   // real-only: compaction, restarts, paging by etcd, kube-controller-manager's GC and namespace controller
   "packages/kube/test/RealCluster.test.ts",
+  // the control plane itself: version, kubeconfig, no process left behind (scope close, SIGKILL)
+  "packages/testkit/test/EnvtestReal.test.ts",
   // the webapp operator end to end through `npm start -- --real`
   "examples/webapp/test/smoke.test.ts",
   // kubectl, the Python client and a client-go program against `npm run apiserver -- --real` and `npm start -- --real`

@@ -122,6 +122,8 @@ export declare namespace Envtest {
     readonly etcdUrl: string
     /** Whether kube-controller-manager runs (real garbage collection and namespace deletion). */
     readonly controllerManager: boolean
+    /** Its working directory (0700: component logs, certificates, etcd's data), removed on stop. */
+    readonly directory: string
     /** The binaries it runs. */
     readonly assets: Assets
     /** One request as the admin user (JSON unless `headers` say otherwise); never fails on a status code. */
@@ -293,6 +295,8 @@ export const make = (options?: Options): Effect.Effect<Envtest.Service, EnvtestE
   Effect.gen(function*() {
     const assets = yield* findAssets({ dir: options?.assets, versions: options?.versions })
     const plane = yield* Effect.acquireRelease(
+      // free ports are picked, then bound by the processes: another process may take one in between (PortTaken),
+      // then the start is tried again on new ones
       Effect.tryPromise({
         try: () =>
           internal.start({
@@ -306,7 +310,7 @@ export const make = (options?: Options): Effect.Effect<Envtest.Service, EnvtestE
             log: options?.log
           }),
         catch: fail("StartFailed")
-      }),
+      }).pipe(Effect.retry({ times: 2, while: (e) => e.reason === "PortTaken" })),
       (plane) => Effect.promise(() => plane.stop())
     )
     const installCrds = crdInstaller(plane)
@@ -370,6 +374,7 @@ export const make = (options?: Options): Effect.Effect<Envtest.Service, EnvtestE
       version: plane.version,
       etcdUrl: plane.etcdUrl,
       controllerManager: plane.controllerManager,
+      directory: plane.dir,
       assets,
       request: (method, path, body, headers) =>
         Effect.tryPromise({

@@ -197,7 +197,8 @@ export const etcdConsumer = (version: string): string =>
 
 /** Whether a `go` command runs here (its path), else undefined. */
 export const findGo = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
-  const candidates = [env.GO ?? "go", "/usr/local/go/bin/go"]
+  // `GO` names the one to use; else PATH's, else the official installer's place
+  const candidates = env.GO !== undefined ? [env.GO] : ["go", "/usr/local/go/bin/go"]
   for (const go of candidates) {
     const result = ChildProcess.spawnSync(go, ["version"], { encoding: "utf8", env })
     if (result.status === 0 && /^go version /.test(result.stdout)) return go

@@ -38,6 +38,8 @@ export const suites: ReadonlyArray<string> = [
   "packages/kube/test/RealCluster.test.ts",
   // the control plane itself: version, kubeconfig, no process left behind (scope close, SIGKILL)
   "packages/testkit/test/EnvtestReal.test.ts",
+  // the README's controller: repairs its ConfigMap, which goes with its Greeting (the real garbage collector)
+  "docs/test/readme.test.ts",
   // the webapp operator end to end through `npm start -- --real`
   "examples/webapp/test/smoke.test.ts",
   // kubectl, the Python client and a client-go program against `npm run apiserver -- --real` and `npm start -- --real`

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cache, KubeClient, OwnerReference, Resource } from "@reconcile/kube"
-import { TestKube } from "@reconcile/testkit"
+import { Envtest, TestKube } from "@reconcile/testkit"
 import { Effect, Layer } from "effect"
 import { Greeting, GreetingController } from "readme:greeting"
 
@@ -62,3 +62,62 @@ describe("README: A controller in one screen", () => {
       assert.isTrue(names.includes("other"), "the other Greeting's ConfigMap stays")
     }).pipe(Effect.provide(TestKube.layerWithCluster())))
 })
+
+/**
+ * The same promise on a real control plane (`npm run test:envtest`): kube-apiserver serves the README's CRD,
+ * the controller repairs its deleted ConfigMap, and kube-controller-manager's garbage collector takes the ConfigMap
+ * with its Greeting. Real time: bounded polling instead of `TestKube.settle`.
+ */
+describe.skipIf(process.env.RECONCILE_TEST_CLUSTER !== "real")(
+  "README: A controller in one screen, on kube-apiserver",
+  () => {
+    const greeting = (name: string, message: string) => ({
+      apiVersion: Greeting.apiVersion,
+      kind: Greeting.kind,
+      metadata: { name, namespace: "default" },
+      spec: { message }
+    })
+    const eventually = <A, E, R>(check: Effect.Effect<A, E, R>) =>
+      Effect.gen(function*() {
+        const deadline = Date.now() + 30_000
+        for (;;) {
+          const exit = yield* Effect.exit(check)
+          if (exit._tag === "Success" || Date.now() > deadline) return yield* exit
+          yield* Effect.promise(() => new Promise((r) => setTimeout(r, 100)))
+        }
+      })
+    const Real = KubeClient.layer.pipe(
+      Layer.provideMerge(Envtest.layerKube({ crds: [Resource.crdManifest(Greeting)] })),
+      Layer.orDie
+    )
+
+    it.live(
+      "its ConfigMap is re-created after each deletion, and goes with its Greeting",
+      () =>
+        Effect.gen(function*() {
+          yield* Layer.build(GreetingController.pipe(Layer.provide(Cache.layer())))
+          const owner = yield* KubeClient.create(Greeting, greeting("hello", "hi"))
+          yield* KubeClient.create(Greeting, greeting("other", "ho"))
+          for (let round = 0; round < 3; round++) {
+            const cm = yield* eventually(Effect.gen(function*() {
+              const cm = yield* KubeClient.get(Resource.ConfigMap, "hello", { namespace: "default" })
+              assert.strictEqual(cm.data?.message, "hi")
+              return cm
+            }))
+            assert.isTrue(OwnerReference.isControlledBy(cm, owner), "the Greeting is the ConfigMap's controller")
+            yield* KubeClient.del(Resource.ConfigMap, "hello", { namespace: "default" })
+          }
+          yield* eventually(KubeClient.get(Resource.ConfigMap, "hello", { namespace: "default" }))
+          yield* KubeClient.del(Greeting, "hello", { namespace: "default" })
+          yield* eventually(Effect.gen(function*() {
+            const names = (yield* KubeClient.list(Resource.ConfigMap, { namespace: "default" })).items.map((c) =>
+              c.metadata?.name
+            )
+            assert.isFalse(names.includes("hello"), "the deleted Greeting's ConfigMap is collected")
+            assert.isTrue(names.includes("other"), "the other Greeting's ConfigMap stays")
+          }))
+        }).pipe(Effect.scoped, Effect.provide(Real)),
+      120_000
+    )
+  }
+)

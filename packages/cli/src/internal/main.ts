@@ -173,7 +173,6 @@ const realCluster = (kubeconfigPath: string) =>
     LocalCluster,
     Effect.gen(function*() {
       const plane = yield* Envtest.Envtest
-      yield* Simulators.kubelet().pipe(Effect.provide(clientFromFile(plane.kubeconfigPath)))
       yield* Console.log(
         `Real Kubernetes control plane ${plane.version} on ${plane.url} (etcd, kube-apiserver, ` +
           `kube-controller-manager; stops with this process)`
@@ -189,7 +188,12 @@ const realCluster = (kubeconfigPath: string) =>
         get: (object) => Effect.map(plane.get(object), Option.fromUndefinedOr)
       }
     })
-  ).pipe(Layer.provide(Envtest.layer({ kubeconfigPath })))
+  ).pipe(
+    // the kubelet stand-in lives as long as the cluster (its own client, over the admin kubeconfig)
+    Layer.merge(Layer.unwrap(Effect.map(Envtest.Envtest, (plane) =>
+      Simulators.layerKubelet().pipe(Layer.provide(clientFromFile(plane.kubeconfigPath)))))),
+    Layer.provide(Envtest.layer({ kubeconfigPath }))
+  )
 
 const embedded = <E, R>(
   operator: Operator.Operator<E, R>,

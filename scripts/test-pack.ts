@@ -939,12 +939,17 @@ const main = async () => {
     if (port !== 0 && !(await freePort(port))) {
       throw new CheckFailed(`port ${port} (the snippet's metricsPort) is in use on 127.0.0.1`)
     }
-    const npx = run("npx", ["--no", "--", "@reconcile/testkit", "--help"], { cwd: project, quiet: true })
-    const usage = `${npx.stdout}${npx.stderr}`
-    verdict(
-      "npx @reconcile/testkit --help runs the testkit's bin",
-      /--port/.test(usage) ? [] : [`no usage line (exit ${npx.status}): ${usage}`]
-    )
+    // the testkit has two bins (reconcile-apiserver, reconcile-envtest): npx runs each by its name
+    for (
+      const [bin, expected] of [["reconcile-apiserver", /--port/], ["reconcile-envtest", /setup \[--force\]/]] as const
+    ) {
+      const npx = run("npx", ["--no", "--", bin, "--help"], { cwd: project, quiet: true })
+      const usage = `${npx.stdout}${npx.stderr}`
+      verdict(
+        `npx ${bin} --help runs the testkit's bin`,
+        expected.test(usage) ? [] : [`no usage line (exit ${npx.status}): ${usage}`]
+      )
+    }
     const kubeconfig = path.join(tmp, "kubeconfig")
     const bin = path.join(project, "node_modules", ".bin", "reconcile-apiserver")
     const env = cleanEnv({ KUBECONFIG: kubeconfig })

@@ -125,6 +125,28 @@ describe("Envtest: finding and building the binaries", () => {
     }))
 })
 
+describe.skipIf(Assets.findGo() === undefined)("Envtest: setup with Go", () => {
+  it.effect("a module that cannot be downloaded: DownloadFailed, naming the module and version, nothing cached", () =>
+    Effect.gen(function*() {
+      const cache = tmp("envtest-cache-")
+      const error = yield* Effect.tryPromise({
+        try: () =>
+          Assets.setup({
+            versions: { kubernetes: "1.36.999", etcd: "3.6.8" },
+            // no network for Go here: the module proxy is off, so the download fails at once
+            env: { ...process.env, RECONCILE_ENVTEST_CACHE: cache, GOPROXY: "off", GOFLAGS: "" }
+          }),
+        catch: (e) => e
+      }).pipe(Effect.flip)
+      assert.instanceOf(error, Assets.AssetsError)
+      assert.strictEqual((error as Assets.AssetsError).reason, "DownloadFailed")
+      assert.include((error as Assets.AssetsError).message, "k8s.io/kubernetes v1.36.999")
+      const dir = Assets.cacheDir({ kubernetes: "1.36.999", etcd: "3.6.8" }, { RECONCILE_ENVTEST_CACHE: cache })
+      assert.isFalse(Fs.existsSync(Path.join(dir, "versions.json")), "no complete build is recorded")
+      assert.isFalse(Fs.existsSync(Path.join(dir, ".lock")), "the lock is released")
+    }))
+})
+
 describe("Envtest: start failures", () => {
   it.live("a binary that crashes at start: StartFailed with its own log", () =>
     Effect.gen(function*() {

@@ -84,9 +84,9 @@ export interface PrinterColumn {
 }
 
 /**
- * The built-in kinds: Namespace, ConfigMap, Secret, Service, Pod, Event (v1),
- * Deployment, ReplicaSet, StatefulSet (apps/v1), Lease (coordination.k8s.io/v1), Event (events.k8s.io/v1),
- * CustomResourceDefinition (apiextensions.k8s.io/v1).
+ * The built-in resources: every group, version and resource kube-apiserver 1.36 serves (core/v1, apps/v1,
+ * batch/v1, networking.k8s.io/v1, policy/v1, autoscaling/v2 and v1, rbac.authorization.k8s.io/v1, …), in its
+ * discovery order.
  *
  * @since 0.1.0
  * @category constructors

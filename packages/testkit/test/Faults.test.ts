@@ -158,7 +158,11 @@ describe("Faults (HTTP)", () => {
       assert.include(aggregated.headers["content-type"], "as=APIGroupDiscoveryList")
       assert.strictEqual(JSON.parse(aggregated.body).kind, "APIGroupDiscoveryList")
       const apps = JSON.parse((yield* get("/apis/apps/v1")).body)
+      // as kube-apiserver 1.36 lists apps/v1
       assert.deepStrictEqual(apps.resources.map((r: any) => r.name), [
+        "controllerrevisions",
+        "daemonsets",
+        "daemonsets/status",
         "deployments",
         "deployments/scale",
         "deployments/status",

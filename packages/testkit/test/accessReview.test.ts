@@ -35,7 +35,13 @@ describe("access reviews in-process", () => {
       assert.strictEqual(yield* cluster.resourceVersion, rv)
       const types = yield* cluster.resources
       const kinds = types.filter((t) => t.group === "authorization.k8s.io").map((t) => [t.kind, t.createOnly])
-      assert.deepStrictEqual(kinds, [["SelfSubjectAccessReview", true], ["SelfSubjectRulesReview", true]])
+      // kube-apiserver 1.36 serves four authorization reviews, all create-only
+      assert.deepStrictEqual(kinds, [
+        ["LocalSubjectAccessReview", true],
+        ["SelfSubjectAccessReview", true],
+        ["SelfSubjectRulesReview", true],
+        ["SubjectAccessReview", true]
+      ])
     }))
 })
 
@@ -93,8 +99,10 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("access r
       assert.deepStrictEqual(
         discovery.resources.map((r: any) => [r.name, r.kind, r.namespaced, r.verbs]),
         [
+          ["localsubjectaccessreviews", "LocalSubjectAccessReview", true, ["create"]],
           ["selfsubjectaccessreviews", "SelfSubjectAccessReview", false, ["create"]],
-          ["selfsubjectrulesreviews", "SelfSubjectRulesReview", false, ["create"]]
+          ["selfsubjectrulesreviews", "SelfSubjectRulesReview", false, ["create"]],
+          ["subjectaccessreviews", "SubjectAccessReview", false, ["create"]]
         ]
       )
     }))

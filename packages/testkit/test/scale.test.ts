@@ -208,9 +208,10 @@ spec:
       assert.deepStrictEqual([scale.spec, scale.status], [{ replicas: 4 }, { replicas: 1, selector: "app=w" }])
       const discovery = JSON.parse(yield* ok(server, ["get", "--raw", "/apis/example.com/v1"]))
       assert.deepStrictEqual(discovery.resources.map((r: { name: string }) => r.name), [
+        // apiextensions-apiserver lists status before scale
         "workers",
-        "workers/scale",
-        "workers/status"
+        "workers/status",
+        "workers/scale"
       ])
     }))
 

@@ -25,6 +25,8 @@ const MCP = Path.join(
   "node_modules/kubernetes-mcp-server-linux-amd64/bin/kubernetes-mcp-server-linux-amd64"
 )
 const crdFile = Path.join(root, "examples/webapp/config/crd.yaml")
+/** `RECONCILE_TEST_CLUSTER=real` (`npm run test:envtest`): both targets run with `--real`, on real control planes. */
+const real = process.env.RECONCILE_TEST_CLUSTER === "real"
 
 /** A python3 that has the `kubernetes` package (PATH's first, then Debian's), or undefined. */
 const python = ["python3", "/usr/bin/python3"].find((bin) =>
@@ -99,8 +101,7 @@ const apiserverBin = childTarget(
   "npm run apiserver",
   [
     "packages/testkit/src/bin/apiserver.ts",
-    "--port",
-    "0",
+    ...(real ? ["--real"] : ["--port", "0"]),
     "--kubeconfig",
     Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tour-apiserver-")), "kubeconfig")
   ],
@@ -109,7 +110,12 @@ const apiserverBin = childTarget(
 )
 
 /** `npm start` (examples/webapp main, embedded mode): ready once its "Try it" text prints `KUBECONFIG=… kubectl`. */
-const mainJob = childTarget("npm start", ["examples/webapp/src/main.ts"], /KUBECONFIG=(\S+) kubectl/, true)
+const mainJob = childTarget(
+  "npm start",
+  ["examples/webapp/src/main.ts", ...(real ? ["--real"] : [])],
+  /KUBECONFIG=(\S+) kubectl/,
+  true
+)
 
 // -----------------------------------------------------------------------------
 // clients
@@ -544,10 +550,12 @@ spec: {image: "nginx:1.27", replicas: "three", port: 8080}
           return r
         }))
         assert.notStrictEqual(rejected.code, 0, rejected.stdout)
+        // two causes, as kube-apiserver gives them: the schema's, then the scale subresource's replicas path
         assert.include(
           rejected.stderr,
-          `The WebApp "bad" is invalid: spec.replicas: Invalid value: "string": ` +
-            `spec.replicas in body must be of type integer: "string"`
+          `The WebApp "bad" is invalid: \n` +
+            `* spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"\n` +
+            `* .spec.replicas: Invalid value: 0: .spec.replicas accessor error: three is of the type string, expected int64`
         )
         const missing = yield* kubectl(["get", "webapp", "bad", "-n", NS])
         assert.include(missing.stderr, `webapps.apps.reconcile.dev "bad" not found`)
@@ -693,6 +701,10 @@ const mcpSession = (t: TargetService, messages: ReadonlyArray<unknown>, expected
   )
 
 describe("acceptance tour", () => {
-  layer(apiserverBin, { excludeTestServices: true, timeout: 60_000 })("npm run apiserver", (it) => tour(it))
-  layer(mainJob, { excludeTestServices: true, timeout: 60_000 })("npm start's embedded cluster", (it) => tour(it))
+  const suffix = real ? " -- --real" : ""
+  layer(apiserverBin, { excludeTestServices: true, timeout: 90_000 })(`npm run apiserver${suffix}`, (it) => tour(it))
+  layer(mainJob, { excludeTestServices: true, timeout: 90_000 })(
+    real ? "npm start -- --real" : "npm start's embedded cluster",
+    (it) => tour(it)
+  )
 })

@@ -6,6 +6,7 @@
  *   Pods) and Recreate, revision history cleanup, `status` with the Available/Progressing conditions and upstream
  *   reasons;
  * - the replicaset controller: Pods `<replicaset>-<5 chars>` owned by their ReplicaSet, `status`;
+ * - the job controller (`jobController.ts`): a Job's Pods, which are Succeeded once they ran, and its status;
  * - scheduling and the kubelet: every Pod gets `nodeName` `testkit-node` and runs: Pending at once, Running and
  *   Ready (containers ready, a podIP) `podReadyDelay` later (on Effect's Clock).
  *
@@ -20,6 +21,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
 import type { ResourceType } from "../ResourceType.js"
+import { isJobFinished, type JobHost, syncJob } from "./jobController.js"
 import { deepEqual, formatTime, isObject, type Obj } from "./json.js"
 import type { Core } from "./store.js"
 
@@ -241,6 +243,7 @@ export class Manager {
   private readonly deployments: ResourceType
   private readonly replicaSets: ResourceType
   private readonly pods: ResourceType
+  private readonly jobs: ResourceType
   private readonly events: ResourceType
   /** Pods whose start (scheduling, Pending status, timer) was handled, by uid. */
   private readonly started = new Set<string>()
@@ -250,12 +253,13 @@ export class Manager {
     this.deployments = core.resolveKind("apps/v1", "Deployment")
     this.replicaSets = core.resolveKind("apps/v1", "ReplicaSet")
     this.pods = core.resolveKind("v1", "Pod")
+    this.jobs = core.resolveKind("batch/v1", "Job")
     this.events = core.resolveKind("v1", "Event")
   }
 
   /** The resource types the manager watches. */
   get watched(): ReadonlyArray<ResourceType> {
-    return [this.deployments, this.replicaSets, this.pods]
+    return [this.deployments, this.replicaSets, this.pods, this.jobs]
   }
 
   private now(): string {
@@ -291,7 +295,7 @@ export class Manager {
   /** Records a core/v1 Event about `about` (best effort, as an EventRecorder). */
   private event(about: Obj, component: string, reason: string, message: string, type = "Normal"): void {
     const now = this.now()
-    const apiVersion = about.kind === "Pod" ? "v1" : "apps/v1"
+    const apiVersion = about.apiVersion ?? (about.kind === "Pod" ? "v1" : "apps/v1")
     try {
       this.core.create(this.events, about.metadata.namespace, {
         apiVersion: "v1",
@@ -335,6 +339,7 @@ export class Manager {
     const timers: Timers = []
     const deployments = new Set<string>()
     const replicaSets = new Set<string>()
+    const jobs = new Set<string>()
     for (const { deleted, kind, object } of changes) {
       const namespace = object.metadata.namespace as string
       const owner = controllerOf(object)
@@ -342,6 +347,9 @@ export class Manager {
         if (deleted) this.started.delete(object.metadata.uid)
         else if (!this.started.has(object.metadata.uid)) this.startPod(object, timers)
         if (owner?.kind === "ReplicaSet") replicaSets.add(`${namespace}/${owner.name}`)
+        if (owner?.kind === "Job") jobs.add(`${namespace}/${owner.name}`)
+      } else if (kind === "Job") {
+        if (!deleted) jobs.add(`${namespace}/${object.metadata.name}`)
       } else if (kind === "ReplicaSet") {
         if (owner?.kind === "Deployment") deployments.add(`${namespace}/${owner.name}`)
         else if (!deleted) replicaSets.add(`${namespace}/${object.metadata.name}`)
@@ -360,6 +368,10 @@ export class Manager {
       const [namespace, name] = key.split("/") as [string, string]
       this.syncDeployment(namespace, name, timers)
     }
+    for (const key of jobs) {
+      const [namespace, name] = key.split("/") as [string, string]
+      this.syncJob(namespace, name, timers)
+    }
     return timers
   }
 
@@ -372,9 +384,13 @@ export class Manager {
     }
     const pod = this.tryGet(this.pods, timer.namespace, timer.name)
     if (pod === undefined || pod.metadata.uid !== timer.uid || pod.metadata.deletionTimestamp !== undefined) return []
-    this.runPod(pod)
     const owner = controllerOf(pod)
+    const running = this.runPod(pod)
     if (owner?.kind === "ReplicaSet") this.syncOwnerOfReplicaSet(timer.namespace, owner.name, timers)
+    if (owner?.kind === "Job" && owner.apiVersion === "batch/v1") {
+      if (running !== undefined) this.completePod(running)
+      this.syncJob(timer.namespace, owner.name, timers)
+    }
     return timers
   }
 
@@ -462,8 +478,8 @@ export class Manager {
     })
   }
 
-  private runPod(pod: Obj): void {
-    if (pod.status?.phase === "Running") return
+  private runPod(pod: Obj): Obj | undefined {
+    if (pod.status?.phase === "Running") return pod
     const now = this.now()
     const n = this.nextIp++
     const podIP = `10.244.${Math.floor(n / 250) % 250}.${(n % 250) + 2}`
@@ -474,7 +490,7 @@ export class Manager {
         this.event(pod, kubelet, "Created", `Created container ${c.name}`)
         this.event(pod, kubelet, "Started", `Started container ${c.name}`)
       }
-      this.writeStatus(this.pods, pod, {
+      return this.writeStatus(this.pods, pod, {
         phase: "Running",
         conditions: [
           condition("PodReadyToStartContainers"),
@@ -493,7 +509,90 @@ export class Manager {
       }, kubelet)
     } catch {
       // the Pod changed or went away meanwhile: the next change retries
+      return undefined
     }
+  }
+
+  /** A Job's Pod has run its command: Succeeded, its containers terminated with exit code 0 (`Completed`). */
+  private completePod(pod: Obj): void {
+    const now = this.now()
+    const condition = (type: string, status: string, reason?: string) => ({
+      type,
+      status,
+      lastProbeTime: null,
+      lastTransitionTime: now,
+      ...(reason !== undefined ? { reason } : {})
+    })
+    try {
+      this.writeStatus(this.pods, pod, {
+        ...pod.status,
+        phase: "Succeeded",
+        conditions: [
+          condition("PodReadyToStartContainers", "False"),
+          condition("Initialized", "True"),
+          condition("Ready", "False", "PodCompleted"),
+          condition("ContainersReady", "False", "PodCompleted"),
+          condition("PodScheduled", "True")
+        ],
+        containerStatuses: (pod.status?.containerStatuses ?? []).map((c: Obj) => ({
+          ...c,
+          ready: false,
+          started: false,
+          state: {
+            terminated: {
+              exitCode: 0,
+              reason: "Completed",
+              startedAt: c.state?.running?.startedAt ?? now,
+              finishedAt: now,
+              containerID: c.containerID
+            }
+          }
+        }))
+      }, kubelet)
+    } catch {
+      // the Pod changed or went away meanwhile
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // job controller (jobController.ts)
+
+  private syncJob(namespace: string, name: string, timers: Timers): void {
+    const job = this.tryGet(this.jobs, namespace, name)
+    if (job === undefined || isJobFinished(job)) return
+    const host: JobHost = {
+      now: () => this.now(),
+      jobPods: (j) =>
+        this.listIn(this.pods, namespace).filter((p) =>
+          isControlledBy(p, j) && p.metadata.deletionTimestamp === undefined
+        ),
+      createPod: (_, draft) => {
+        try {
+          const pod = this.core.create(this.pods, namespace, draft, { fieldManager: controllerManager }) as Obj
+          this.startPod(pod, timers)
+          return this.tryGet(this.pods, namespace, pod.metadata.name) ?? pod
+        } catch {
+          return undefined
+        }
+      },
+      deletePod: (pod) => {
+        try {
+          this.core.delete(this.pods, namespace, pod.metadata.name, {})
+        } catch {
+          // already gone
+        }
+        this.started.delete(pod.metadata.uid)
+      },
+      writeStatus: (j, status) => {
+        try {
+          this.writeStatus(this.jobs, j, status, controllerManager)
+        } catch {
+          // a conflicting write: the event it made brings another pass
+        }
+      },
+      event: (about, reason, message) => this.event(about, "job-controller", reason, message)
+    }
+    syncJob(host, job)
   }
 
   // -------------------------------------------------------------------------------------------------------------

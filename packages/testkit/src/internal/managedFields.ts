@@ -32,47 +32,76 @@ const systemMeta = new Set([
   "deletionTimestamp",
   "deletionGracePeriodSeconds",
   "managedFields",
-  "selfLink",
-  "generateName"
+  "selfLink"
 ])
 
 export const pathKey = (path: Path): string => path.join("\u0000")
 
-/** Every leaf path of an object (apiVersion, kind and system metadata excluded). */
-export const leaves = (obj: Obj, rt: ResourceType): Map<string, Leaf> => {
-  const out = new Map<string, Leaf>()
-  const add = (path: Path, value: unknown): void => {
-    out.set(pathKey(path), { path, value })
-  }
+/**
+ * Fields that are one leaf although they hold an object (`+structType=atomic` / `+mapType=atomic` upstream): the
+ * label selectors of workloads, a Service's selector.
+ */
+const atomicFields = new Set([
+  "apps/Deployment:spec.selector",
+  "apps/ReplicaSet:spec.selector",
+  "apps/StatefulSet:spec.selector",
+  "apps/DaemonSet:spec.selector",
+  "batch/Job:spec.selector",
+  "policy/PodDisruptionBudget:spec.selector",
+  "/Service:spec.selector",
+  // an OwnerReference is `+structType=atomic`: each item is one leaf
+  "*:metadata.ownerReferences[]"
+])
+
+const isAtomic = (rt: ResourceType, schemaPath: string): boolean =>
+  atomicFields.has(`${rt.group}/${rt.kind}:${schemaPath}`) || atomicFields.has(`*:${schemaPath}`)
+
+/**
+ * Walks the fields of an object (apiVersion, kind and system metadata excluded): every leaf, and every node — an
+ * object with fields or an associative list with items, which structured-merge-diff tracks as a member of its own
+ * (the `.` entry of FieldsV1) when a write adds it. Empty objects and lists are leaves.
+ */
+const walkFields = (
+  obj: Obj,
+  rt: ResourceType,
+  onLeaf: (path: Path, value: unknown) => void,
+  onNode: (path: Path) => void
+): void => {
   const walk = (value: unknown, path: Path, schemaPath: string): void => {
     if (isObject(value)) {
       const keys = Object.keys(value).filter((k) => value[k] !== undefined)
-      if (keys.length === 0 && path.length > 0) {
-        add(path, {})
+      if ((keys.length === 0 || isAtomic(rt, schemaPath)) && path.length > 0) {
+        onLeaf(path, keys.length === 0 ? {} : value)
         return
       }
+      if (path.length > 0 && !path[path.length - 1]!.startsWith("k:")) onNode(path)
       for (const k of keys) walk(value[k], [...path, `f:${k}`], schemaPath === "" ? k : `${schemaPath}.${k}`)
       return
     }
     if (Array.isArray(value)) {
       const mergeKeys = rt.listKeys.get(schemaPath)
-      if (mergeKeys === undefined) {
-        add(path, value)
+      if (mergeKeys === undefined || value.length === 0) {
+        onLeaf(path, value)
         return
       }
+      onNode(path)
       if (mergeKeys.length === 0) {
-        for (const item of value) add([...path, `v:${stableStringify(item)}`], item)
+        for (const item of value) onLeaf([...path, `v:${stableStringify(item)}`], item)
         return
       }
       for (const item of value) {
         if (!isObject(item)) continue
         const seg = `k:${itemKey(item, mergeKeys)}`
-        add([...path, seg], ITEM)
+        if (isAtomic(rt, `${schemaPath}[]`)) {
+          onLeaf([...path, seg], item)
+          continue
+        }
+        onLeaf([...path, seg], ITEM)
         walk(item, [...path, seg], `${schemaPath}[]`)
       }
       return
     }
-    add(path, value)
+    onLeaf(path, value)
   }
   for (const [k, v] of Object.entries(obj)) {
     if (k === "apiVersion" || k === "kind" || v === undefined) continue
@@ -84,7 +113,50 @@ export const leaves = (obj: Obj, rt: ResourceType): Map<string, Leaf> => {
     }
     walk(v, [`f:${k}`], k)
   }
+}
+
+/** Every leaf path of an object (apiVersion, kind and system metadata excluded). */
+export const leaves = (obj: Obj, rt: ResourceType): Map<string, Leaf> => {
+  const out = new Map<string, Leaf>()
+  walkFields(obj, rt, (path, value) => out.set(pathKey(path), { path, value }), () => {})
   return out
+}
+
+/** Every node path of an object: objects holding fields (see {@link walkFields}). */
+const nodes = (obj: Obj, rt: ResourceType): Map<string, Path> => {
+  const out = new Map<string, Path>()
+  walkFields(obj, rt, () => {}, (path) => out.set(pathKey(path), path))
+  return out
+}
+
+/**
+ * The empty object of a built-in kind as the API server's decoder makes it (Go's zero value: structs that are not
+ * pointers are there, empty): what a create is compared with, so that only the nodes the request adds are owned.
+ */
+const zeroObjects: Record<string, Obj> = {
+  "/Namespace": { spec: {}, status: {} },
+  "/Service": { spec: {}, status: { loadBalancer: {} } },
+  "/Pod": { spec: { containers: null }, status: {} },
+  "/Event": { involvedObject: {}, source: {} },
+  "apps/Deployment": { spec: { template: { metadata: {}, spec: { containers: null } }, strategy: {} }, status: {} },
+  "apps/ReplicaSet": { spec: { template: { metadata: {}, spec: { containers: null } } }, status: {} },
+  "apps/StatefulSet": {
+    spec: { template: { metadata: {}, spec: { containers: null } }, updateStrategy: {}, serviceName: "" },
+    status: {}
+  },
+  "apps/DaemonSet": {
+    spec: { template: { metadata: {}, spec: { containers: null } }, updateStrategy: {} },
+    status: {}
+  },
+  "coordination.k8s.io/Lease": { spec: {} },
+  "apiextensions.k8s.io/CustomResourceDefinition": { spec: { names: {} }, status: { acceptedNames: {} } }
+}
+
+const zeroNodes = (zero: Obj, rt: ResourceType): Map<string, Path> => {
+  // the zero object's structs count as present although empty: give each a placeholder field for the walk
+  const mark = (o: Obj): Obj =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, isObject(v) ? { ...mark(v), "\u0000": true } : v]))
+  return nodes(mark(zero), rt)
 }
 
 /**
@@ -105,11 +177,14 @@ export const itemKey = (item: Obj, mergeKeys: ReadonlyArray<string>): string => 
 /** Renders a set of paths as a FieldsV1 tree. */
 export const toFieldsV1 = (paths: Iterable<Path>): Obj => {
   const root: Obj = {}
+  const members: Array<Obj> = []
   for (const path of paths) {
     let node = root
     for (const seg of path) node = node[seg] ??= {}
-    if (path.length > 0 && path[path.length - 1]!.startsWith("k:")) node["."] = {}
+    if (path.length > 0) members.push(node)
   }
+  // a member with fields below it is marked `.` (a list item always has its key fields)
+  for (const node of members) if (Object.keys(node).some((k) => k !== ".")) node["."] = {}
   return root
 }
 
@@ -136,7 +211,8 @@ interface Entry {
   manager: string
   operation: "Apply" | "Update"
   apiVersion: string
-  time: string
+  /** Absent for an applier whose applies never changed the object (upstream records no time then). */
+  time: string | undefined
   subresource: string | undefined
   paths: Map<string, Path>
 }
@@ -154,16 +230,30 @@ const readEntries = (obj: Obj | undefined): Array<Entry> =>
       paths: new Map(fromFieldsV1(e.fieldsV1).map((p) => [pathKey(p), p]))
     }))
 
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/**
+ * Entries in upstream's order (`sortEncodedManagedFields`): Apply before Update, then by time (seconds; none first),
+ * manager, apiVersion and subresource.
+ */
+const byUpstreamOrder = (a: Entry, b: Entry): number =>
+  compareText(a.operation, b.operation) ||
+  (a.time === undefined ? 0 : Date.parse(a.time)) - (b.time === undefined ? 0 : Date.parse(b.time)) ||
+  compareText(a.manager, b.manager) || compareText(a.apiVersion, b.apiVersion) ||
+  compareText(a.subresource ?? "", b.subresource ?? "")
+
 const writeEntries = (entries: ReadonlyArray<Entry>): Array<ManagedFieldsEntry> =>
-  entries.filter((e) => e.paths.size > 0).map((e) => ({
-    manager: e.manager,
-    operation: e.operation,
-    apiVersion: e.apiVersion,
-    time: e.time,
-    fieldsType: "FieldsV1",
-    fieldsV1: toFieldsV1(e.paths.values()),
-    ...(e.subresource !== undefined ? { subresource: e.subresource } : {})
-  }))
+  entries.filter((e) => e.paths.size > 0).sort(byUpstreamOrder).map((e) =>
+    ({
+      manager: e.manager,
+      operation: e.operation,
+      apiVersion: e.apiVersion,
+      ...(e.time !== undefined ? { time: e.time } : {}),
+      fieldsType: "FieldsV1",
+      fieldsV1: toFieldsV1(e.paths.values()),
+      ...(e.subresource !== undefined ? { subresource: e.subresource } : {})
+    }) as ManagedFieldsEntry
+  )
 
 const inScope = (path: Path, rt: ResourceType, subresource: string | undefined): boolean =>
   !rt.hasStatus || (subresource === "status" ? path[0] === "f:status" : path[0] !== "f:status")
@@ -174,7 +264,7 @@ const findEntry = (
   operation: "Apply" | "Update",
   subresource: string | undefined,
   apiVersion: string,
-  time: string
+  time: string | undefined
 ): Entry => {
   let entry = entries.find((e) => e.manager === manager && e.operation === operation && e.subresource === subresource)
   if (entry === undefined) {
@@ -184,7 +274,11 @@ const findEntry = (
   return entry
 }
 
-/** managedFields after a non-apply write (create, update, patch) by `manager`. */
+/**
+ * managedFields after a non-apply write (create, update, patch) by `manager`: it owns what the write added or
+ * changed — leaves, and the nodes (objects) it added, as structured-merge-diff's comparison finds them; a create is
+ * compared with the kind's empty object.
+ */
 export const afterUpdate = (
   rt: ResourceType,
   oldObj: Obj | undefined,
@@ -194,21 +288,27 @@ export const afterUpdate = (
   time: string
 ): Array<ManagedFieldsEntry> => {
   const entries = readEntries(oldObj)
-  const before = oldObj === undefined ? new Map<string, Leaf>() : leaves(oldObj, rt)
+  // an object stored without managedFields stays untracked by updates (upstream's skipNonAppliedManager)
+  if (oldObj !== undefined && entries.length === 0) return []
+  const zero = oldObj ?? zeroObjects[`${rt.group}/${rt.kind}`] ?? {}
+  const before = leaves(zero, rt)
+  const beforeNodes = oldObj === undefined ? zeroNodes(zero, rt) : nodes(oldObj, rt)
   const after = leaves(newObj, rt)
-  const changed: Array<Leaf> = []
+  const afterNodes = nodes(newObj, rt)
+  const changed: Array<Path> = []
   for (const [k, leaf] of after) {
     const prev = before.get(k)
-    if (prev === undefined || !deepEqual(prev.value, leaf.value)) changed.push(leaf)
+    if (prev === undefined || !deepEqual(prev.value, leaf.value)) changed.push(leaf.path)
   }
-  const removed = [...before.keys()].filter((k) => !after.has(k))
+  for (const [k, path] of afterNodes) if (!beforeNodes.has(k) && !before.has(k)) changed.push(path)
+  const removed = [...before.keys(), ...beforeNodes.keys()].filter((k) => !after.has(k) && !afterNodes.has(k))
   for (const e of entries) for (const k of removed) e.paths.delete(k)
   if (changed.length > 0) {
-    for (const e of entries) for (const leaf of changed) e.paths.delete(pathKey(leaf.path))
+    for (const e of entries) for (const path of changed) e.paths.delete(pathKey(path))
     const entry = findEntry(entries, manager, "Update", subresource, newObj.apiVersion, time)
     entry.time = time
     entry.apiVersion = newObj.apiVersion
-    for (const leaf of changed) entry.paths.set(pathKey(leaf.path), leaf.path)
+    for (const path of changed) entry.paths.set(pathKey(path), path)
   }
   return writeEntries(entries)
 }
@@ -306,7 +406,9 @@ export const apply = (
   const entries = readEntries(live)
   const applied = new Map([...leaves(config, rt)].filter(([, l]) => inScope(l.path, rt, subresource)))
   const liveLeaves = live === undefined ? new Map<string, Leaf>() : leaves(live, rt)
-  const conflicts: Array<{ manager: string; apiVersion: string; path: Path }> = []
+  const conflicts: Array<
+    { manager: string; apiVersion: string; operation: string; subresource?: string | undefined; path: Path }
+  > = []
   for (const e of entries) {
     if (e.manager === manager && e.operation === "Apply" && e.subresource === subresource) continue
     for (const [k, path] of e.paths) {
@@ -314,14 +416,23 @@ export const apply = (
       if (mine === undefined || mine.value === ITEM) continue
       const current = liveLeaves.get(k)
       if (current !== undefined && !deepEqual(current.value, mine.value)) {
-        conflicts.push({ manager: e.manager, apiVersion: e.apiVersion, path })
+        conflicts.push({
+          manager: e.manager,
+          apiVersion: e.apiVersion,
+          operation: e.operation,
+          subresource: e.subresource,
+          path
+        })
       }
     }
   }
   if (conflicts.length > 0 && !force) {
     const causes = conflicts.map((c) => ({
       reason: "FieldManagerConflict",
-      message: `conflict with "${c.manager}" using ${c.apiVersion}`,
+      // upstream's printManager: an applier by name; an updater with its apiVersion; a subresource named
+      message: `conflict with "${c.manager}"${
+        c.subresource === undefined ? "" : ` with subresource "${c.subresource}"`
+      }${c.operation === "Update" ? ` using ${c.apiVersion}` : ""}`,
       field: renderPath(c.path)
     }))
     const list = causes.map((c) => `- ${c.message}: ${c.field}`).join("\n")
@@ -341,7 +452,7 @@ export const apply = (
       }
     }
   }
-  const me = findEntry(entries, manager, "Apply", subresource, config.apiVersion, time)
+  const me = findEntry(entries, manager, "Apply", subresource, config.apiVersion, undefined)
   const previous = [...me.paths.values()]
   const scopedConfig = scopeConfig(config, rt, subresource)
   const merged = mergeApply(clone(live ?? {}), scopedConfig, rt, "") as Obj
@@ -357,12 +468,15 @@ export const apply = (
     const stillApplied = [...applied.values()].some((l) => isPrefix(p, l.path))
     if (!ownedElsewhere && !stillApplied) removePath(merged, p)
   }
-  const changed = me.paths.size !== applied.size || [...me.paths.keys()].some((k) => !applied.has(k))
   me.paths = new Map([...applied].map(([k, l]) => [k, l.path]))
-  if (changed || previous.length === 0) me.time = time
+  // the time is the last apply that changed the object (none yet: no time, as upstream)
+  if (live === undefined || !deepEqual(stripManaged(merged), stripManaged(live))) me.time = time
+  else if (previous.length === 0) me.time = undefined
   me.apiVersion = config.apiVersion
   return { object: merged, managedFields: writeEntries(entries) }
 }
+
+const stripManaged = (obj: Obj): Obj => ({ ...obj, metadata: { ...obj.metadata, managedFields: undefined } })
 
 const scopeConfig = (config: Obj, rt: ResourceType, subresource: string | undefined): Obj => {
   const out: Obj = {}

@@ -23,9 +23,9 @@ export const jsonPatch = (target: Obj, operations: unknown): Obj => {
   }
   try {
     return jsonpatch.applyPatch(clone(target), operations as Array<jsonpatch.Operation>, true, false).newDocument
-  } catch (e) {
-    const message = e instanceof Error ? e.message.split("\n")[0]! : String(e)
-    throw ApiError.make(422, "Invalid", `the server rejected our request due to an error in our request: ${message}`)
+  } catch {
+    // upstream's generic 422 for a patch that does not apply: no detail, empty details
+    throw ApiError.make(422, "Invalid", "the server rejected our request due to an error in our request", {})
   }
 }
 

@@ -1,4 +1,5 @@
 import type { PrinterColumn, ResourceType, ScaleSubresource } from "../ResourceType.js"
+import { builtinResources } from "./builtinResources.generated.js"
 import { isObject } from "./json.js"
 
 const metaKeys: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
@@ -22,175 +23,126 @@ const podSpecKeys = (prefix: string): ReadonlyArray<readonly [string, ReadonlyAr
   ]
 }
 
-interface BuiltinSpec {
-  readonly group: string
-  readonly version: string
-  readonly plural: string
-  readonly kind: string
-  readonly namespaced: boolean
-  readonly shortNames?: ReadonlyArray<string>
-  readonly hasStatus?: boolean
+/** What discovery does not say about a built-in resource: the behaviour the test server gives it. */
+interface Extras {
+  /** Whether `metadata.generation` is maintained (kube-apiserver's strategies for these kinds set it). */
   readonly tracksGeneration?: boolean
   readonly listKeys?: ReadonlyArray<readonly [string, ReadonlyArray<string>]>
-  /** Discovery categories (`all` for the workload kinds, as upstream). */
-  readonly categories?: ReadonlyArray<string>
-  /** Whether the kind has a `/scale` subresource over `.spec.replicas` (apps/v1 workloads). */
-  readonly scale?: boolean
+  /** Where `/scale` reads and writes, when discovery lists `<resource>/scale`. */
+  readonly scale?: ScaleSubresource
 }
 
-const replicasScale = {
+const replicasScale: ScaleSubresource = {
   specReplicasPath: ".spec.replicas",
   statusReplicasPath: ".status.replicas",
   labelSelectorPath: ".spec.selector"
 }
 
-const builtin = (spec: BuiltinSpec): ResourceType => ({
-  group: spec.group,
-  version: spec.version,
-  plural: spec.plural,
-  singular: spec.kind.toLowerCase(),
-  kind: spec.kind,
-  listKind: `${spec.kind}List`,
-  namespaced: spec.namespaced,
-  shortNames: spec.shortNames ?? [],
-  categories: spec.categories ?? [],
-  hasStatus: spec.hasStatus ?? false,
-  tracksGeneration: spec.tracksGeneration ?? false,
-  listKeys: new Map([...metaKeys, ["status.conditions", ["type"]], ...(spec.listKeys ?? [])]),
-  printerColumns: [],
-  ...(spec.scale === true ? { scale: replicasScale } : {})
-})
+const workload = (templateSpec: string): Extras => ({ tracksGeneration: true, listKeys: podSpecKeys(templateSpec) })
+
+/** By `group/plural`; kinds not named here are stored as they are, without generation. */
+const extras: Readonly<Record<string, Extras>> = {
+  "/namespaces": { listKeys: [["spec.finalizers", []]] },
+  "/services": { listKeys: [["spec.ports", ["port", "protocol"]]] },
+  "/pods": { listKeys: podSpecKeys("spec") },
+  "/podtemplates": workload("template.spec"),
+  "/replicationcontrollers": {
+    ...workload("spec.template.spec"),
+    scale: { ...replicasScale, labelSelectorPath: undefined }
+  },
+  "apps/deployments": { ...workload("spec.template.spec"), scale: replicasScale },
+  "apps/replicasets": { ...workload("spec.template.spec"), scale: replicasScale },
+  "apps/statefulsets": { ...workload("spec.template.spec"), scale: replicasScale },
+  "apps/daemonsets": workload("spec.template.spec"),
+  "batch/jobs": workload("spec.template.spec"),
+  "batch/cronjobs": workload("spec.jobTemplate.spec.template.spec"),
+  "apiextensions.k8s.io/customresourcedefinitions": { tracksGeneration: true, listKeys: [["spec.versions", ["name"]]] },
+  "networking.k8s.io/ingresses": { tracksGeneration: true },
+  "networking.k8s.io/ingressclasses": { tracksGeneration: true },
+  "networking.k8s.io/networkpolicies": { tracksGeneration: true },
+  "policy/poddisruptionbudgets": { tracksGeneration: true },
+  "scheduling.k8s.io/priorityclasses": { tracksGeneration: true },
+  "discovery.k8s.io/endpointslices": { tracksGeneration: true },
+  "flowcontrol.apiserver.k8s.io/flowschemas": { tracksGeneration: true },
+  "flowcontrol.apiserver.k8s.io/prioritylevelconfigurations": { tracksGeneration: true },
+  "resource.k8s.io/deviceclasses": { tracksGeneration: true },
+  "resource.k8s.io/resourceslices": { tracksGeneration: true },
+  ...Object.fromEntries(
+    [
+      "mutatingadmissionpolicies",
+      "mutatingadmissionpolicybindings",
+      "mutatingwebhookconfigurations",
+      "validatingadmissionpolicies",
+      "validatingadmissionpolicybindings",
+      "validatingwebhookconfigurations"
+    ].map((plural) => [`admissionregistration.k8s.io/${plural}`, { tracksGeneration: true }])
+  )
+}
+
+/** A subresource as discovery lists it. */
+export interface DiscoverySubresource {
+  readonly name: string
+  /** Set when the subresource answers another kind than its resource (Scale is autoscaling/v1). */
+  readonly group?: string | undefined
+  readonly version?: string | undefined
+  readonly kind: string
+  readonly verbs: ReadonlyArray<string>
+}
+
+/** The verbs and subresources discovery lists for a built-in resource (upstream's, from the generated table). */
+export interface DiscoveryInfo {
+  readonly verbs: ReadonlyArray<string>
+  readonly subresources: ReadonlyArray<DiscoverySubresource>
+  /** `storageVersionHash` (none for create-only and read-only resources). */
+  readonly storageVersionHash: string | undefined
+}
+
+const discoveryInfo = new WeakMap<ResourceType, DiscoveryInfo>()
+
+/** The discovery entry of a built-in resource type (`undefined` for custom resources). */
+export const builtinDiscovery = (rt: ResourceType): DiscoveryInfo | undefined => discoveryInfo.get(rt)
+
+const list = (csv: string): ReadonlyArray<string> => (csv === "" ? [] : csv.split(","))
+
+/** `attach=PodAttachOptions:create,get`, `eviction=policy/v1/Eviction:create`, `status:get,patch,update`. */
+const parseSubresource = (kind: string) => (text: string): DiscoverySubresource => {
+  const colon = text.lastIndexOf(":")
+  const [name, responseKind] = text.slice(0, colon).split("=") as [string, string | undefined]
+  const parts = responseKind?.split("/") ?? []
+  return {
+    name,
+    ...(parts.length === 3 ? { group: parts[0], version: parts[1] } : {}),
+    kind: parts.length === 0 ? kind : parts[parts.length - 1]!,
+    verbs: list(text.slice(colon + 1))
+  }
+}
 
 /** @internal */
-export const builtins: ReadonlyArray<ResourceType> = [
-  builtin({
-    group: "",
-    version: "v1",
-    plural: "namespaces",
-    kind: "Namespace",
-    namespaced: false,
-    shortNames: ["ns"],
-    hasStatus: true,
-    listKeys: [["spec.finalizers", []]]
-  }),
-  builtin({ group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true, shortNames: ["cm"] }),
-  builtin({ group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true }),
-  builtin({
-    group: "",
-    version: "v1",
-    plural: "services",
-    kind: "Service",
-    namespaced: true,
-    shortNames: ["svc"],
-    categories: ["all"],
-    hasStatus: true,
-    listKeys: [["spec.ports", ["port", "protocol"]]]
-  }),
-  builtin({
-    group: "",
-    version: "v1",
-    plural: "pods",
-    kind: "Pod",
-    namespaced: true,
-    shortNames: ["po"],
-    categories: ["all"],
-    hasStatus: true,
-    listKeys: podSpecKeys("spec")
-  }),
-  builtin({ group: "", version: "v1", plural: "events", kind: "Event", namespaced: true, shortNames: ["ev"] }),
-  builtin({
-    group: "apps",
-    version: "v1",
-    plural: "deployments",
-    kind: "Deployment",
-    namespaced: true,
-    shortNames: ["deploy"],
-    categories: ["all"],
-    hasStatus: true,
-    tracksGeneration: true,
-    scale: true,
-    listKeys: podSpecKeys("spec.template.spec")
-  }),
-  builtin({
-    group: "apps",
-    version: "v1",
-    plural: "replicasets",
-    kind: "ReplicaSet",
-    namespaced: true,
-    shortNames: ["rs"],
-    categories: ["all"],
-    hasStatus: true,
-    tracksGeneration: true,
-    scale: true,
-    listKeys: podSpecKeys("spec.template.spec")
-  }),
-  builtin({
-    group: "apps",
-    version: "v1",
-    plural: "statefulsets",
-    kind: "StatefulSet",
-    namespaced: true,
-    shortNames: ["sts"],
-    categories: ["all"],
-    hasStatus: true,
-    tracksGeneration: true,
-    scale: true,
-    listKeys: podSpecKeys("spec.template.spec")
-  }),
-  builtin({
-    group: "",
-    version: "v1",
-    plural: "serviceaccounts",
-    kind: "ServiceAccount",
-    namespaced: true,
-    shortNames: ["sa"]
-  }),
-  builtin({ group: "coordination.k8s.io", version: "v1", plural: "leases", kind: "Lease", namespaced: true }),
-  // RBAC objects are stored and served (what `kubectl apply` of an operator's manifests needs); nothing enforces them
-  ...(["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"] as const).map((kind) =>
-    builtin({
-      group: "rbac.authorization.k8s.io",
-      version: "v1",
-      plural: `${kind.toLowerCase()}s`,
-      kind,
-      namespaced: !kind.startsWith("Cluster")
-    })
-  ),
-  builtin({
-    group: "events.k8s.io",
-    version: "v1",
-    plural: "events",
-    kind: "Event",
-    namespaced: true,
-    shortNames: ["ev"]
-  }),
-  builtin({
-    group: "apiextensions.k8s.io",
-    version: "v1",
-    plural: "customresourcedefinitions",
-    kind: "CustomResourceDefinition",
-    namespaced: false,
-    shortNames: ["crd", "crds"],
-    hasStatus: true,
-    tracksGeneration: true,
-    listKeys: [["spec.versions", ["name"]]]
-  }),
-  ...["SelfSubjectAccessReview", "SelfSubjectRulesReview"].map((kind): ResourceType => ({
-    ...builtin({
-      group: "authorization.k8s.io",
-      version: "v1",
-      plural: `${kind.toLowerCase()}s`,
-      kind,
-      namespaced: false
-    }),
-    createOnly: true
-  }))
-]
+export const builtins: ReadonlyArray<ResourceType> = builtinResources.map((row) => {
+  const [group, version, plural, singular, kind, scope, verbs, shortNames, categories, subresources, hash] = row
+  const extra = extras[`${group}/${plural}`] ?? {}
+  const subs = subresources === "" ? [] : subresources.split(" ").map(parseSubresource(kind))
+  const rt: ResourceType = {
+    group,
+    version,
+    plural,
+    singular,
+    kind,
+    listKind: `${kind}List`,
+    namespaced: scope === "Namespaced",
+    shortNames: list(shortNames),
+    categories: list(categories),
+    hasStatus: subs.some((s) => s.name === "status"),
+    tracksGeneration: extra.tracksGeneration ?? false,
+    listKeys: new Map([...metaKeys, ["status.conditions", ["type"]], ...(extra.listKeys ?? [])]),
+    printerColumns: [],
+    ...(verbs === "create" ? { createOnly: true } : {}),
+    ...(extra.scale !== undefined && subs.some((s) => s.name === "scale") ? { scale: extra.scale } : {})
+  }
+  discoveryInfo.set(rt, { verbs: list(verbs), subresources: subs, storageVersionHash: hash === "" ? undefined : hash })
+  return rt
+})
 
-/**
- * The key under which objects of a resource are stored: versions of one group/resource share storage, and so do
- * core/v1 and events.k8s.io/v1 `events` (stored in the core/v1 form, see `events.ts`).
- */
 /**
  * Whether an API group is one of Kubernetes' own (served by the test server natively, not from a CRD): what decides
  * strategic merge patch, built-in field validation and protobuf's 406 wording.
@@ -199,17 +151,12 @@ export const builtins: ReadonlyArray<ResourceType> = [
  */
 export const isBuiltinGroup = (group: string): boolean => builtinGroups.has(group)
 
-const builtinGroups: ReadonlySet<string> = new Set([
-  "",
-  "apps",
-  "apiextensions.k8s.io",
-  "authorization.k8s.io",
-  "autoscaling",
-  "coordination.k8s.io",
-  "events.k8s.io",
-  "rbac.authorization.k8s.io"
-])
+const builtinGroups: ReadonlySet<string> = new Set(builtinResources.map((row) => row[0]))
 
+/**
+ * The key under which objects of a resource are stored: versions of one group/resource share storage, and so do
+ * core/v1 and events.k8s.io/v1 `events` (stored in the core/v1 form, see `events.ts`).
+ */
 export const storageKey = (rt: ResourceType): string =>
   rt.group === "events.k8s.io" && rt.plural === "events" ? "/events" : `${rt.group}/${rt.plural}`
 
@@ -250,12 +197,18 @@ const crdScale = (scale: Obj): ScaleSubresource => ({
   ...(typeof scale.labelSelectorPath === "string" ? { labelSelectorPath: scale.labelSelectorPath } : {})
 })
 
+const storageVersions = new WeakMap<ResourceType, string>()
+
+/** The version a custom resource type's objects are stored in (its CRD's `storage: true` version). */
+export const storageVersionOf = (rt: ResourceType): string | undefined => storageVersions.get(rt)
+
 /** The resource types a CustomResourceDefinition serves (one per served version). */
 export const fromCrd = (crd: Obj): ReadonlyArray<ResourceType> => {
   const spec = crd.spec as Obj
   const names = spec.names as Obj
   const versions = (spec.versions ?? []) as Array<Obj>
-  return versions
+  const storage = versions.find((v) => v.storage === true)?.name as string | undefined
+  const types = versions
     .filter((v) => v.served !== false)
     .map((v): ResourceType => {
       const listKeys = new Map<string, ReadonlyArray<string>>(metaKeys)
@@ -284,6 +237,8 @@ export const fromCrd = (crd: Obj): ReadonlyArray<ResourceType> => {
           : {})
       }
     })
+  if (storage !== undefined) { for (const t of types) storageVersions.set(t, storage) }
+  return types
 }
 
 /** The mutable set of served resource types. */

@@ -1,7 +1,10 @@
 /**
- * authorization.k8s.io/v1 access reviews: `SelfSubjectAccessReview` and `SelfSubjectRulesReview` are create-only
- * and never stored (a real server answers them from its authorizer). The test server has no RBAC — every
- * request it serves is allowed — so every access review is allowed and the rules review lists `*` rules.
+ * The create-only kinds, never stored: authorization.k8s.io/v1 access reviews (a real server answers them from its
+ * authorizer) and authentication.k8s.io/v1 reviews. The test server has no RBAC — every request it serves is
+ * allowed — so every access review (`SelfSubjectAccessReview`, `SubjectAccessReview`, `LocalSubjectAccessReview`)
+ * is allowed and the rules review lists `*` rules; `SelfSubjectReview` (`kubectl auth whoami`) names the one user
+ * the server has (`testkit`, in `system:masters`); a `TokenReview` authenticates nothing (the server does not know
+ * other clients' tokens). core/v1 `bindings` (and any other create-only kind) answer 405.
  */
 import * as ApiError from "../ApiError.js"
 import type { KubeObject } from "../KubeObject.js"
@@ -55,6 +58,19 @@ export const review = (rt: ResourceType, obj: Obj): KubeObject => {
       )
     }
     return { ...obj, metadata, spec, status: { allowed: true, reason } } as unknown as KubeObject
+  }
+  if (rt.kind === "SubjectAccessReview" || rt.kind === "LocalSubjectAccessReview") {
+    return { ...obj, metadata, spec, status: { allowed: true, reason } } as unknown as KubeObject
+  }
+  if (rt.kind === "SelfSubjectReview") {
+    return {
+      ...obj,
+      metadata,
+      status: { userInfo: { username: "testkit", groups: ["system:masters", "system:authenticated"] } }
+    } as unknown as KubeObject
+  }
+  if (rt.kind === "TokenReview") {
+    return { ...obj, metadata, spec, status: { user: {} } } as unknown as KubeObject
   }
   if (rt.kind === "SelfSubjectRulesReview") {
     return {

@@ -96,11 +96,18 @@ export interface WatchHandle {
   readonly close: () => void
 }
 
+/** Go's `%#v` of a `[]string`. */
+const goStrings = (values: ReadonlyArray<string>): string =>
+  `[]string{${values.map((v) => JSON.stringify(v)).join(", ")}}`
+
 const FOREGROUND = "foregroundDeletion"
+const ORPHAN = "orphan"
 const protectedNamespaces = new Set(["default", "kube-system", "kube-public", "kube-node-lease"])
 
 const qualified = (rt: ResourceType): string => (rt.group === "" ? rt.plural : `${rt.plural}.${rt.group}`)
-const details = (rt: ResourceType, name: string) => ({ name, group: rt.group, kind: rt.plural })
+/** A Status's details; an empty group is left out, as Go's omitempty leaves it out on the wire. */
+const details = (rt: ResourceType, name: string) => ({ name, ...groupOf(rt), kind: rt.plural })
+const groupOf = (rt: ResourceType) => (rt.group === "" ? {} : { group: rt.group })
 const apiVersionOf = (rt: ResourceType): string => (rt.group === "" ? rt.version : `${rt.group}/${rt.version}`)
 const objKey = (namespace: string | undefined, name: string): string =>
   namespace === undefined ? name : `${namespace}/${name}`
@@ -119,6 +126,41 @@ const parseRv = (value: string): number => {
 
 const labelsOf = (obj: Obj): Obj | undefined => obj.metadata?.labels
 const finalizersOf = (obj: Obj): Array<string> => (obj.metadata?.finalizers ?? []) as Array<string>
+
+/**
+ * What kube-apiserver sets on create after the request was decoded and its managedFields computed — the strategy
+ * (status, a Namespace's finalizer), allocation (a Service's clusterIPs) and admission (a Pod's service account,
+ * priority and default tolerations): no manager owns these. Decode-time defaults are owned by the creator.
+ */
+const setAfterDecoding: Record<string, ReadonlyArray<readonly [string, string?]>> = {
+  "/Namespace": [["spec", "finalizers"], ["status"]],
+  "/Service": [["spec", "clusterIPs"], ["spec", "ipFamilies"], ["spec", "ipFamilyPolicy"], ["status"]],
+  "/Pod": [
+    ["status"],
+    ["spec", "serviceAccountName"],
+    ["spec", "serviceAccount"],
+    ["spec", "priority"],
+    ["spec", "preemptionPolicy"],
+    ["spec", "tolerations"]
+  ]
+}
+
+/** The created object as its creator owns it: fields set after decoding keep the value the request gave them. */
+const ownedOnCreate = (rt: ResourceType, decoded: Obj, created: Obj): Obj => {
+  const view = clone(created)
+  const fields = [...(setAfterDecoding[`${rt.group}/${rt.kind}`] ?? []), ...(rt.hasStatus ? [["status"] as const] : [])]
+  for (const [top, field] of fields) {
+    if (field === undefined) {
+      if (decoded[top] === undefined) delete view[top]
+      else view[top] = decoded[top]
+    } else if (isObject(view[top])) {
+      const given = isObject(decoded[top]) ? decoded[top][field] : undefined
+      if (given === undefined) delete view[top][field]
+      else view[top][field] = given
+    }
+  }
+  return view
+}
 
 export class Core {
   readonly registry = new Registry()
@@ -369,7 +411,8 @@ export class Core {
         at = requested
       } else if (requested > this.rv) {
         throw ApiError.make(504, "Timeout", `Too large resource version: ${requested}, current: ${this.rv}`, {
-          causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }]
+          causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+          retryAfterSeconds: 1
         })
       }
     }
@@ -641,7 +684,7 @@ export class Core {
         "Invalid",
         `${rt.kind} "" is invalid: metadata.name: Required value: name or generateName is required`,
         {
-          group: rt.group,
+          ...groupOf(rt),
           kind: rt.kind,
           causes: [{
             reason: "FieldValueRequired",
@@ -654,13 +697,17 @@ export class Core {
     const causes: Array<ApiError.StatusCause> = []
     validateName(rt, meta.name, causes)
     if (causes.length > 0) {
+      // reported with every other problem of the object, as upstream's validation does
+      const candidate = clone(obj)
+      defaultOnCreate(rt, candidate)
+      validate(rt, candidate, undefined, causes)
       throw ApiError.make(
         422,
         "Invalid",
         `${rt.kind} "${meta.name}" is invalid: metadata.name: ${causes[0]!.message}`,
         {
           name: meta.name,
-          group: rt.group,
+          ...groupOf(rt),
           kind: rt.kind,
           causes
         }
@@ -683,15 +730,23 @@ export class Core {
     ) {
       delete meta[f]
     }
-    if (rt.tracksGeneration) meta.generation = 1
+    if (tracksGeneration(rt)) meta.generation = 1
     else delete meta.generation
     if (rt.hasStatus) delete obj.status
+    const decoded = clone(obj)
     defaultOnCreate(rt, obj)
     if (rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io") this.crdStatus(obj)
     validate(rt, obj, undefined)
     meta.managedFields = options.managed !== undefined
       ? options.managed(obj)
-      : ManagedFields.afterUpdate(rt, undefined, obj, options.fieldManager ?? "unknown", undefined, now)
+      : ManagedFields.afterUpdate(
+        rt,
+        undefined,
+        ownedOnCreate(rt, decoded, obj),
+        options.fieldManager ?? "unknown",
+        undefined,
+        now
+      )
     if (meta.managedFields.length === 0) delete meta.managedFields
     if (options.dryRun === true) return this.present(rt, obj)
     const stored = this.commit(rt, "ADDED", obj, undefined)
@@ -856,26 +911,27 @@ export class Core {
           422,
           "Invalid",
           `${rt.kind} "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${
-            JSON.stringify(added)
+            goStrings(added)
           }`,
           {
             name,
-            group: rt.group,
+            ...groupOf(rt),
             kind: rt.kind,
-            causes: [{
+            // upstream checks it twice (ValidateObjectMetaUpdate and the deletion rules): two causes, one message
+            causes: [1, 2].map(() => ({
               reason: "FieldValueForbidden",
               message:
                 `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${
-                  JSON.stringify(added)
+                  goStrings(added)
                 }`,
               field: "metadata.finalizers"
-            }]
+            }))
           }
         )
       }
     }
     validate(rt, next, existing)
-    if (rt.tracksGeneration && specChanged(rt, existing, next)) {
+    if (tracksGeneration(rt) && specChanged(rt, existing, next)) {
       next.metadata.generation = (existing.metadata.generation ?? 0) + 1
     }
     const entries = managed(existing, next)
@@ -891,8 +947,13 @@ export class Core {
       existing.metadata.deletionTimestamp !== undefined && finalizersOf(next).length === 0 &&
       !(rt.kind === "Namespace" && rt.group === "")
     ) {
-      const gone = this.remove(rt, next, existing)
-      return this.present(rt, gone)
+      // the stored object is deleted as it was (its last finalizer still in the DELETED event); the write answers
+      // the written object at the last stored resourceVersion (kube-apiserver's deletion on a finalizer removal)
+      this.remove(rt, clone(existing), existing)
+      return this.present(rt, {
+        ...next,
+        metadata: { ...next.metadata, resourceVersion: existing.metadata.resourceVersion }
+      })
     }
     const stored = this.commit(rt, "MODIFIED", next, existing)
     if (rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io" && subresource !== "status") {
@@ -996,20 +1057,16 @@ export class Core {
       throw ApiError.make(
         409,
         "Conflict",
-        `Operation cannot be fulfilled on ${
-          qualified(rt)
-        } "${name}": Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${existing.metadata.uid}`,
-        details(rt, name)
+        `Operation cannot be fulfilled on ${rt.kind} "${name}": the UID in the precondition (${pre.uid}) does not match the UID in record (${existing.metadata.uid}). The object might have been deleted and then recreated`,
+        { ...details(rt, name), kind: rt.kind }
       )
     }
     if (pre?.resourceVersion !== undefined && pre.resourceVersion !== existing.metadata.resourceVersion) {
       throw ApiError.make(
         409,
         "Conflict",
-        `Operation cannot be fulfilled on ${
-          qualified(rt)
-        } "${name}": Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`,
-        details(rt, name)
+        `Operation cannot be fulfilled on ${rt.kind} "${name}": the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${existing.metadata.resourceVersion}). The object might have been modified`,
+        { ...details(rt, name), kind: rt.kind }
       )
     }
     if (rt.kind === "Namespace" && rt.group === "" && protectedNamespaces.has(name)) {
@@ -1053,18 +1110,22 @@ export class Core {
     policy: "Background" | "Foreground" | "Orphan"
   ): Obj | undefined {
     const finalizers = [...finalizersOf(existing)]
-    if (
-      policy === "Foreground" && this.dependentsOf(existing.metadata.uid).length > 0 && !finalizers.includes(FOREGROUND)
-    ) {
-      finalizers.push(FOREGROUND)
-    }
     const isNamespace = rt.kind === "Namespace" && rt.group === ""
+    // the registry adds the garbage collector's finalizer of the policy, dependents or not (kube-apiserver)
+    const gcFinalizer = isNamespace
+      ? undefined
+      : policy === "Foreground"
+      ? FOREGROUND
+      : policy === "Orphan"
+      ? ORPHAN
+      : undefined
+    if (gcFinalizer !== undefined && !finalizers.includes(gcFinalizer)) finalizers.push(gcFinalizer)
     if (finalizers.length === 0 && !isNamespace) return undefined
     const next = clone(existing)
     next.metadata.deletionTimestamp = formatTime(this.now())
-    next.metadata.deletionGracePeriodSeconds = 0
+    if (!isNamespace) next.metadata.deletionGracePeriodSeconds = 0
     if (finalizers.length > 0) next.metadata.finalizers = finalizers
-    if (rt.tracksGeneration) next.metadata.generation = (existing.metadata.generation ?? 0) + 1
+    if (tracksGeneration(rt)) next.metadata.generation = (existing.metadata.generation ?? 0) + 1
     if (isNamespace) next.status = { ...next.status, phase: "Terminating" }
     return next
   }
@@ -1088,6 +1149,8 @@ export class Core {
         }
         this.releaseForeground(uid)
       }
+      // the garbage collector orphaned the dependents above, then removes its finalizer
+      if (finalizersOf(next).includes(ORPHAN)) this.releaseFinalizer(uid, ORPHAN)
       if (rt.kind === "Namespace" && rt.group === "") {
         if (this.namespaceLifecycle) this.deleteNamespaceContents(existing.metadata.name)
         this.finishNamespace(existing.metadata.name)
@@ -1158,11 +1221,16 @@ export class Core {
 
   /** Drops the foregroundDeletion finalizer of `uid` once it has no dependents left. */
   private releaseForeground(uid: string): void {
-    const owner = this.lookupUid(uid)
-    if (owner === undefined || !finalizersOf(owner.obj).includes(FOREGROUND)) return
     if (this.dependentsOf(uid).length > 0) return
+    this.releaseFinalizer(uid, FOREGROUND)
+  }
+
+  /** Removes one finalizer of an object being deleted; the object goes with its last one. */
+  private releaseFinalizer(uid: string, finalizer: string): void {
+    const owner = this.lookupUid(uid)
+    if (owner === undefined || !finalizersOf(owner.obj).includes(finalizer)) return
     const next = clone(owner.obj)
-    const rest = finalizersOf(next).filter((f) => f !== FOREGROUND)
+    const rest = finalizersOf(next).filter((f) => f !== finalizer)
     if (rest.length === 0) {
       delete next.metadata.finalizers
       this.remove(owner.rt, next, owner.obj)
@@ -1203,6 +1271,9 @@ export class Core {
     this.remove(nsType, next, ns)
   }
 }
+
+/** Whether `metadata.generation` is kept: the registry's kinds, and Pods (their generation is tracked since 1.33). */
+const tracksGeneration = (rt: ResourceType): boolean => rt.tracksGeneration || (rt.group === "" && rt.kind === "Pod")
 
 const specChanged = (rt: ResourceType, a: Obj, b: Obj): boolean => {
   const strip = (o: Obj): Obj => {

@@ -4,7 +4,9 @@ import type { StatusCause } from "../ApiError.js"
 import type { ResourceType } from "../ResourceType.js"
 import { canonical as canonicalEvent, validateLegacy as validateEvent } from "./events.js"
 import { deepEqual, isObject, type Obj } from "./json.js"
+import * as KindValidation from "./kindValidation.js"
 import { fromLabelSelector, isLabelValue, isQualifiedName, matches } from "./labelSelector.js"
+import { isBuiltinGroup } from "./registry.js"
 import * as Structural from "./structural.js"
 import * as WorkloadDefaults from "./workloadDefaults.js"
 
@@ -14,6 +16,37 @@ const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 const labelNamed = new Set(["Namespace", "Service"])
 
 type Causes = Array<StatusCause>
+
+// apimachinery's validation messages (k8s.io/apimachinery/pkg/util/validation), with their examples and regexps
+const QUALIFIED =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+const DNS_SUBDOMAIN =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+const DNS_LABEL =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+const LABEL_VALUE =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+const CONFIG_KEY =
+  "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+
+/** Why a key is not a qualified name (`IsQualifiedName`; label keys word the slash case their own way). */
+const qualifiedNameDetail = (key: string, what: "label key" | "qualified name"): string => {
+  const parts = key.split("/")
+  if (parts.length > 2) {
+    return `${
+      what === "label key" ? "a valid label key" : "a qualified name"
+    } ${QUALIFIED} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`
+  }
+  if (parts.length === 2 && (parts[0] === "" || !dnsSubdomain.test(parts[0]!))) {
+    return parts[0] === "" ? "prefix part must be non-empty" : `prefix part ${DNS_SUBDOMAIN}`
+  }
+  const name = parts[parts.length - 1]!
+  if (name === "") return "name part must be non-empty"
+  if (name.length > 63) return "name part must be no more than 63 characters"
+  return `name part ${QUALIFIED}`
+}
+
+const standardFinalizers = new Set(["kubernetes", "orphan", "foregroundDeletion"])
 
 const invalid = (causes: Causes, field: string, value: unknown, detail: string): void => {
   causes.push({ reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${detail}`, field })
@@ -29,40 +62,23 @@ const forbidden = (causes: Causes, field: string, detail: string): void => {
 export const validateName = (rt: ResourceType, name: string, causes: Causes): void => {
   if (rt.kind === "CustomResourceDefinition") return
   if (labelNamed.has(rt.kind) && rt.group === "") {
-    if (name.length > 63 || !dnsLabel.test(name)) {
-      invalid(
-        causes,
-        "metadata.name",
-        name,
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
-      )
+    if (name.length > 63) invalid(causes, "metadata.name", name, "must be no more than 63 characters")
+    if (!dnsLabel.test(name)) {
+      invalid(causes, "metadata.name", name, dnsSubdomain.test(name) ? "must not contain dots" : DNS_LABEL)
     }
-  } else if (name.length > 253 || !dnsSubdomain.test(name)) {
-    invalid(
-      causes,
-      "metadata.name",
-      name,
-      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-    )
+  } else {
+    if (name.length > 253) invalid(causes, "metadata.name", name, "must be no more than 253 characters")
+    if (!dnsSubdomain.test(name)) invalid(causes, "metadata.name", name, DNS_SUBDOMAIN)
   }
 }
 
-const validateMeta = (meta: Obj, causes: Causes): void => {
+const validateMeta = (meta: Obj, causes: Causes, builtin: boolean): void => {
   if (meta.labels !== undefined) {
     if (!isObject(meta.labels)) invalid(causes, "metadata.labels", meta.labels, "must be a map of strings")
     else {
       for (const [k, v] of Object.entries(meta.labels)) {
-        if (!isQualifiedName(k)) {
-          invalid(causes, "metadata.labels", k, "name part must consist of alphanumeric characters, '-', '_' or '.'")
-        }
-        if (typeof v !== "string" || !isLabelValue(v)) {
-          invalid(
-            causes,
-            "metadata.labels",
-            v,
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-          )
-        }
+        if (!isQualifiedName(k)) invalid(causes, "metadata.labels", k, qualifiedNameDetail(k, "label key"))
+        if (typeof v !== "string" || !isLabelValue(v)) invalid(causes, "metadata.labels", v, LABEL_VALUE)
       }
     }
   }
@@ -72,14 +88,7 @@ const validateMeta = (meta: Obj, causes: Causes): void => {
     } else {
       let size = 0
       for (const [k, v] of Object.entries(meta.annotations)) {
-        if (!isQualifiedName(k)) {
-          invalid(
-            causes,
-            "metadata.annotations",
-            k,
-            "name part must consist of alphanumeric characters, '-', '_' or '.'"
-          )
-        }
+        if (!isQualifiedName(k)) invalid(causes, "metadata.annotations", k, qualifiedNameDetail(k, "qualified name"))
         if (typeof v !== "string") invalid(causes, `metadata.annotations[${k}]`, v, "must be a string")
         else size += k.length + v.length
       }
@@ -98,11 +107,14 @@ const validateMeta = (meta: Obj, causes: Causes): void => {
     } else {
       meta.finalizers.forEach((f: unknown, i: number) => {
         if (typeof f !== "string" || !isQualifiedName(f)) {
+          invalid(causes, `metadata.finalizers[${i}]`, f, qualifiedNameDetail(String(f), "qualified name"))
+        } else if (builtin && !f.includes("/") && !standardFinalizers.has(f)) {
+          // core validation: a finalizer without a domain must be a standard one
           invalid(
             causes,
             `metadata.finalizers[${i}]`,
             f,
-            "name part must consist of alphanumeric characters, '-', '_' or '.'"
+            "name is neither a standard finalizer name nor is it fully qualified"
           )
         }
       })
@@ -112,15 +124,40 @@ const validateMeta = (meta: Obj, causes: Causes): void => {
     if (!Array.isArray(meta.ownerReferences)) {
       invalid(causes, "metadata.ownerReferences", meta.ownerReferences, "must be a list")
     } else {
-      let controllers = 0
-      meta.ownerReferences.forEach((ref: Obj, i: number) => {
+      // upstream's validateOwnerReference: the fields are named without the item's index
+      const controllers: Array<Obj> = []
+      meta.ownerReferences.forEach((ref: Obj) => {
         for (const f of ["apiVersion", "kind", "name", "uid"]) {
-          if (typeof ref?.[f] !== "string" || ref[f] === "") required(causes, `metadata.ownerReferences[${i}].${f}`)
+          if (typeof ref?.[f] !== "string" || ref[f] === "") {
+            invalid(
+              causes,
+              `metadata.ownerReferences.${f}`,
+              ref?.[f] ?? "",
+              f === "apiVersion" ? "version must not be empty" : "must not be empty"
+            )
+          }
         }
-        if (ref?.controller === true) controllers++
+        if (ref?.controller === true) controllers.push(ref)
       })
-      if (controllers > 1) {
-        invalid(causes, "metadata.ownerReferences", controllers, "Only one reference can have Controller set to true")
+      if (controllers.length > 1) {
+        // the value is the list as Go prints it (struct field order)
+        const ordered = (meta.ownerReferences as Array<Obj>).map((r) =>
+          Object.fromEntries(
+            ["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"].filter((k) =>
+              r?.[k] !== undefined
+            )
+              .map((k) => [k, r[k]])
+          )
+        )
+        const named = controllers.slice(0, 2).map((r) => `${r.kind}/${r.name}`)
+        invalid(
+          causes,
+          "metadata.ownerReferences",
+          ordered,
+          `Only one reference can have Controller set to true. Found "true" in references for ${named[0]} and ${
+            named[1]
+          }`
+        )
       }
     }
   }
@@ -134,10 +171,75 @@ const validateContainers = (containers: unknown, field: string, causes: Causes):
   })
 }
 
+/**
+ * A Deployment's or ReplicaSet's replica counts, as apps validation checks them: none negative, none of the
+ * ready/available/updated/fully-labeled counts above `replicas`, available not above ready.
+ */
+const validateReplicaStatus = (status: unknown, extra: ReadonlyArray<string>, causes: Causes): void => {
+  if (!isObject(status)) return
+  const count = (field: string): number => typeof status[field] === "number" ? status[field] : 0
+  for (const field of ["observedGeneration", "replicas", "readyReplicas", "availableReplicas", ...extra]) {
+    if (typeof status[field] === "number" && status[field] < 0) {
+      invalid(causes, `status.${field}`, status[field], "must be greater than or equal to 0")
+    }
+  }
+  for (const field of ["updatedReplicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas"]) {
+    if (
+      (field === "readyReplicas" || field === "availableReplicas" || extra.includes(field)) &&
+      count(field) > count("replicas")
+    ) {
+      invalid(causes, `status.${field}`, count(field), "cannot be greater than status.replicas")
+    }
+  }
+  if (count("availableReplicas") > count("readyReplicas")) {
+    invalid(causes, "status.availableReplicas", count("availableReplicas"), "cannot be greater than readyReplicas")
+  }
+}
+
+/** Go's `%v` and `%T` of a JSON value, as `unstructured.NestedInt64` words its accessor errors. */
+const goValue = (value: unknown): readonly [string, string] =>
+  typeof value === "string"
+    ? [value, "string"]
+    : typeof value === "boolean"
+    ? [String(value), "bool"]
+    : typeof value === "number"
+    ? [String(value), "float64"]
+    : Array.isArray(value)
+    ? [`[${value.map((v) => goValue(v)[0]).join(" ")}]`, "[]interface {}"]
+    : [`map[${Object.keys(value as object).sort().join(" ")}]`, "map[string]interface {}"]
+
+/**
+ * A custom resource's scale paths, as apiextensions-apiserver checks them on every write after the schema: the
+ * replicas at `specReplicasPath` and `statusReplicasPath` must be integers from 0 to 2³¹-1 when present (a
+ * non-integer is the accessor's error, with value 0, at the path as the CRD spells it).
+ */
+const validateScalePaths = (scale: NonNullable<ResourceType["scale"]>, obj: Obj, causes: Causes): void => {
+  for (const path of [scale.specReplicasPath, scale.statusReplicasPath]) {
+    if (path === undefined) continue
+    const fields = path.replace(/^\./, "").split(".")
+    let value: unknown = obj
+    for (const f of fields) value = isObject(value) ? value[f] : undefined
+    if (value === undefined || value === null) continue
+    if (typeof value !== "number" || !Number.isInteger(value)) {
+      const [v, t] = goValue(value)
+      invalid(causes, path, 0, `.${fields.join(".")} accessor error: ${v} is of the type ${t}, expected int64`)
+    } else if (value < 0) {
+      invalid(causes, path, value, "should be a non-negative integer")
+    } else if (value > 2147483647) {
+      invalid(causes, path, value, "should be less than or equal to 2147483647")
+    }
+  }
+}
+
 /** Validates an object about to be stored; throws a 422 with one cause per problem. */
-export const validate = (rt: ResourceType, obj: Obj, old: Obj | undefined): void => {
-  const causes: Causes = []
-  validateMeta(obj.metadata, causes)
+export const validate = (
+  rt: ResourceType,
+  obj: Obj,
+  old: Obj | undefined,
+  preceding: ReadonlyArray<StatusCause> = []
+): void => {
+  const causes: Causes = [...preceding]
+  validateMeta(obj.metadata, causes, isBuiltinGroup(rt.group))
   const spec = obj.spec as Obj | undefined
   switch (rt.group === "" || rt.group === "apps" || rt.group === "apiextensions.k8s.io" ? rt.kind : "") {
     case "ConfigMap":
@@ -151,17 +253,20 @@ export const validate = (rt: ResourceType, obj: Obj, old: Obj | undefined): void
         }
         for (const [k, v] of Object.entries(data)) {
           if (!/^[-._a-zA-Z0-9]+$/.test(k)) {
-            invalid(
-              causes,
-              `${field}[${k}]`,
-              k,
-              "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
-            )
+            invalid(causes, `${field}[${k}]`, k, CONFIG_KEY)
           }
           if (typeof v !== "string") invalid(causes, `${field}[${k}]`, v, "must be a string")
           else if ((field === "data" && rt.kind === "Secret") || field === "binaryData") {
-            if (!/^[A-Za-z0-9+/]*={0,2}$/.test(v)) {
-              invalid(causes, `${field}[${k}]`, "<value omitted>", "illegal base64 data")
+            if (!/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0) {
+              // the decoder refuses it before validation (encoding/base64's CorruptInputError)
+              const at = v.search(/[^A-Za-z0-9+/=]/)
+              throw ApiError.make(
+                400,
+                "BadRequest",
+                `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: illegal base64 data at input byte ${
+                  at >= 0 ? at : v.length
+                }`
+              )
             }
           }
         }
@@ -203,8 +308,12 @@ export const validate = (rt: ResourceType, obj: Obj, old: Obj | undefined): void
         }
       }
       validateContainers(spec.template?.spec?.containers, "spec.template.spec.containers", causes)
+      validateReplicaStatus(obj.status, ["updatedReplicas", "unavailableReplicas", "terminatingReplicas"], causes)
       break
     }
+    case "ReplicaSet":
+      validateReplicaStatus(obj.status, ["fullyLabeledReplicas", "terminatingReplicas"], causes)
+      break
     case "Service": {
       if (!isObject(spec)) break
       const headless = spec.clusterIP === "None"
@@ -215,6 +324,11 @@ export const validate = (rt: ResourceType, obj: Obj, old: Obj | undefined): void
         spec.ports.forEach((p: Obj, i: number) => {
           if (!Number.isInteger(p?.port) || p.port < 1 || p.port > 65535) {
             invalid(causes, `spec.ports[${i}].port`, p?.port, "must be between 1 and 65535, inclusive")
+          }
+          // targetPort defaults to port: a number out of range fails twice, as upstream
+          const target = p?.targetPort ?? p?.port
+          if (typeof target === "number" && (!Number.isInteger(target) || target < 1 || target > 65535)) {
+            invalid(causes, `spec.ports[${i}].targetPort`, target, "must be between 1 and 65535, inclusive")
           }
         })
       }
@@ -227,16 +341,19 @@ export const validate = (rt: ResourceType, obj: Obj, old: Obj | undefined): void
       validateCrd(obj, old, causes)
       break
   }
+  // the other built-in kinds (Jobs, Ingresses, …): kindValidation.ts
+  if (rt.schema === undefined) KindValidation.validate(rt.group, rt.kind, obj, old, causes)
   // Custom resources: pruned, defaulted and validated against the served version's structural schema.
   if (rt.schema !== undefined) {
     for (const c of Structural.admit(rt, obj, old)) causes.push(c)
+    if (rt.scale !== undefined) validateScalePaths(rt.scale, obj, causes)
   }
   if (causes.length > 0) {
     throw ApiError.make(
       422,
       "Invalid",
       Structural.invalidMessage(`${rt.kind}${rt.group === "" ? "" : `.${rt.group}`}`, obj.metadata.name, causes),
-      { name: obj.metadata.name, group: rt.group, kind: rt.kind, causes }
+      { name: obj.metadata.name, ...(rt.group === "" ? {} : { group: rt.group }), kind: rt.kind, causes }
     )
   }
 }
@@ -280,6 +397,23 @@ const validateCrd = (crd: Obj, old: Obj | undefined, causes: Causes): void => {
 
 let nextServiceIp = 1
 
+/** A Pod's QoS class from its containers' requests and limits (`GetPodQOS`, cpu and memory). */
+const qosClass = (spec: unknown): "BestEffort" | "Burstable" | "Guaranteed" => {
+  const containers = isObject(spec) && Array.isArray(spec.containers) ? (spec.containers as Array<Obj>) : []
+  const all = [...containers, ...(isObject(spec) && Array.isArray(spec.initContainers) ? spec.initContainers : [])]
+  let any = false
+  let guaranteed = true
+  for (const c of all) {
+    const requests = isObject(c?.resources?.requests) ? c.resources.requests : {}
+    const limits = isObject(c?.resources?.limits) ? c.resources.limits : {}
+    for (const r of ["cpu", "memory"]) {
+      if (requests[r] !== undefined || limits[r] !== undefined) any = true
+      if (limits[r] === undefined || (requests[r] !== undefined && requests[r] !== limits[r])) guaranteed = false
+    }
+  }
+  return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable"
+}
+
 /** Server-side defaults applied on create. */
 export const defaultOnCreate = (rt: ResourceType, obj: Obj): void => {
   if (rt.group === "" && rt.kind === "Namespace") {
@@ -287,7 +421,7 @@ export const defaultOnCreate = (rt: ResourceType, obj: Obj): void => {
     obj.spec = { finalizers: ["kubernetes"], ...obj.spec }
     obj.status = { phase: "Active" }
   } else if (rt.group === "" && rt.kind === "Pod") {
-    obj.status = { phase: "Pending" }
+    obj.status = { phase: "Pending", qosClass: qosClass(obj.spec) }
     obj.spec = { restartPolicy: "Always", ...obj.spec }
     WorkloadDefaults.admitPod(obj)
   } else if (rt.group === "apps" && rt.kind === "Deployment") {
@@ -299,9 +433,15 @@ export const defaultOnCreate = (rt: ResourceType, obj: Obj): void => {
       obj.spec.clusterIP = `10.96.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`
     }
     if (obj.spec.clusterIP !== undefined) obj.spec.clusterIPs = [obj.spec.clusterIP]
+    if (obj.spec.type !== "ExternalName") {
+      // SetDefaults_Service, then the IP family allocation of a single-stack IPv4 cluster
+      obj.spec = { internalTrafficPolicy: "Cluster", ipFamilyPolicy: "SingleStack", ipFamilies: ["IPv4"], ...obj.spec }
+    }
     obj.status = { loadBalancer: {} }
   } else if (rt.group === "apiextensions.k8s.io" && rt.kind === "CustomResourceDefinition") {
     obj.status = {}
+  } else if (rt.schema === undefined) {
+    WorkloadDefaults.admitBuiltin(rt.group, rt.version, rt.kind, obj, obj.metadata.creationTimestamp)
   }
   defaultAlways(rt, obj, undefined)
 }
@@ -333,5 +473,7 @@ export const defaultAlways = (rt: ResourceType, obj: Obj, old: Obj | undefined):
     }
   } else if (rt.group === "" && rt.kind === "Namespace") {
     obj.metadata.labels = { ...obj.metadata.labels, "kubernetes.io/metadata.name": obj.metadata.name }
+  } else if (rt.schema === undefined) {
+    WorkloadDefaults.defaultBuiltin(rt.group, rt.version, rt.kind, obj)
   }
 }

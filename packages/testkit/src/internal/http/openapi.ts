@@ -10,6 +10,7 @@ import type { ResourceType } from "../../ResourceType.js"
 import { BuiltinSchemas, crdDefinitions, PATCH, type Schema, v3Scalars } from "../openapi/definitions.js"
 import * as Models from "../openapi/models.js"
 import { encodeDocument } from "../openapi/proto.js"
+import { isBuiltinGroup } from "../registry.js"
 
 const gvPath = (
   group: string,
@@ -195,6 +196,7 @@ interface Built {
 }
 
 let cache: Built | undefined
+const builtinDocs = new Map<string, { readonly key: string; readonly text: string; readonly hash: string }>()
 
 const build = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Schema>): Built => {
   const key = JSON.stringify([
@@ -215,6 +217,13 @@ const build = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Schema>):
     const gv = gvPath(t.group, t.version)
     if (v3.has(gv)) continue
     const selected = types.filter((x) => x.group === t.group && x.version === t.version)
+    // a built-in group version's document never changes: built once (CRDs only rebuild their own)
+    const builtinKey = isBuiltinGroup(t.group) ? selected.map((x) => x.plural).join(",") : undefined
+    const kept = builtinKey === undefined ? undefined : builtinDocs.get(gv)
+    if (kept !== undefined && kept.key === builtinKey) {
+      v3.set(gv, kept)
+      continue
+    }
     const defs = definitions(builtin, selected, crds)
     const text = JSON.stringify({
       openapi: "3.0.0",
@@ -222,7 +231,9 @@ const build = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Schema>):
       paths: operations(selected, crds),
       components: { schemas: Object.fromEntries([...defs].map(([k, v]) => [k, toV3(v3Scalars[k] ?? v)])) }
     })
-    v3.set(gv, { text, hash: hashOf(text) })
+    const doc = { text, hash: hashOf(text) }
+    v3.set(gv, doc)
+    if (builtinKey !== undefined) builtinDocs.set(gv, { ...doc, key: builtinKey })
   }
   cache = { key, v2, v3 }
   return cache

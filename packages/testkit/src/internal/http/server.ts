@@ -8,7 +8,7 @@ import * as Https from "node:https"
 import type { AddressInfo, Socket } from "node:net"
 import * as YAML from "yaml"
 import * as ApiError from "../../ApiError.js"
-import type { KubeObject, WatchEvent } from "../../KubeObject.js"
+import type { KubeObject, ObjectList, WatchEvent } from "../../KubeObject.js"
 import type { ResourceType } from "../../ResourceType.js"
 import { type OpenWatch, paceWrites, type Verb, WatchPace } from "../faults.js"
 import * as FieldValidation from "../fieldValidation.js"
@@ -96,9 +96,13 @@ const warn = (res: Http.ServerResponse, warnings: ReadonlyArray<string>): void =
 const sendStatus = (res: Http.ServerResponse, error: ApiError.ApiError): void => {
   const retry = error.status.details?.retryAfterSeconds
   if (retry !== undefined) res.setHeader("Retry-After", String(retry))
-  // an empty reason is omitted on the wire (Go's omitempty), as for upstream's errors that carry no reason
+  // an empty reason, and empty strings in details, are omitted on the wire (Go's omitempty), as upstream's
   const { reason, ...rest } = error.status
-  sendJson(res, error.status.code, reason === "" ? rest : error.status)
+  const details = rest.details === undefined
+    ? undefined
+    : Object.fromEntries(Object.entries(rest.details).filter(([, v]) => v !== ""))
+  const status = { ...(reason === "" ? rest : error.status), ...(details === undefined ? {} : { details }) }
+  sendJson(res, error.status.code, status)
 }
 
 const readBody = (req: Http.IncomingMessage): Promise<string> =>
@@ -139,7 +143,7 @@ const parseBody = (req: Http.IncomingMessage, text: string): unknown => {
   throw ApiError.make(
     415,
     "UnsupportedMediaType",
-    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`
+    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf`
   )
 }
 
@@ -159,6 +163,15 @@ interface Route {
 }
 
 const isBuiltin = (rt: ResourceType): boolean => isBuiltinGroup(rt.group)
+
+/**
+ * A list as kube-apiserver writes it: the items of a built-in kind's typed list carry no apiVersion and kind; a
+ * custom resource list (unstructured) always has `metadata.continue`, empty on the last page.
+ */
+const wireList = (rt: ResourceType, list: ObjectList): ObjectList =>
+  isBuiltin(rt)
+    ? { ...list, items: list.items.map(({ apiVersion: _a, kind: _k, ...item }) => item as KubeObject) }
+    : { ...list, metadata: { continue: "", ...list.metadata } }
 
 export const start = (core: Core, options: ServerOptions): Promise<RunningServer> => {
   const waitMs = options.resourceVersionWaitMs ?? Freshness.defaultWaitMillis
@@ -373,7 +386,12 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       })
     }
     if (subresource !== undefined && subresource !== "status") throw new HttpFailure(notFoundPath())
-    if (rt.createOnly === true && (method !== "POST" || name !== undefined || r.watchPath)) {
+    // reading `/status` of a kind without the subresource: no such path (writes answer as the cluster does)
+    if (subresource === "status" && !rt.hasStatus && method === "GET") throw new HttpFailure(notFoundPath())
+    if (
+      !Discovery.allows(rt, method, name !== undefined, r.watchPath || bool(q.get("watch")) === true) ||
+      (rt.createOnly === true && name !== undefined)
+    ) {
       throw new HttpFailure(
         ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
       )
@@ -412,7 +430,7 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
         )
       }
       if (accept.includes("as=PartialObjectMetadataList")) return sendJson(res, 200, Table.partialList(list))
-      return sendJson(res, 200, list)
+      return sendJson(res, 200, wireList(rt, list))
     }
     const text = await readBody(req)
     const fieldManager = fieldManagerOf(req, q)
@@ -492,12 +510,14 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
         const items: Array<KubeObject> = []
         for (const item of list.items) {
           try {
-            items.push(core.delete(rt, item.metadata.namespace, item.metadata.name!, deleteOptions).object)
+            // the items as listed, before their deletion (kube-apiserver's DeleteCollection)
+            core.delete(rt, item.metadata.namespace, item.metadata.name!, deleteOptions)
+            items.push(item)
           } catch (e) {
             if (!(e instanceof ApiError.ApiError && e.status.code === 404)) throw e
           }
         }
-        return sendJson(res, 200, { ...list, items })
+        return sendJson(res, 200, wireList(rt, { ...list, items }))
       }
       await guard("delete", rt, namespace)
       const result = core.delete(rt, namespace, name, deleteOptions)
@@ -507,7 +527,12 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
         apiVersion: "v1",
         metadata: {},
         status: "Success",
-        details: { name, group: rt.group, kind: rt.plural, uid: result.object.metadata.uid }
+        details: {
+          name,
+          group: rt.group,
+          kind: rt.plural,
+          uid: result.object.metadata.uid
+        }
       })
     }
     throw new HttpFailure(

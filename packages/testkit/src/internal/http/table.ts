@@ -11,6 +11,7 @@ import type { KubeObject } from "../../KubeObject.js"
 import type { ResourceType } from "../../ResourceType.js"
 import { isObject, type Obj } from "../json.js"
 import { formatSelector } from "../scale.js"
+import * as KindTables from "./kindTables.js"
 
 interface Column {
   readonly name: string
@@ -562,7 +563,8 @@ const kindColumns = (rt: ResourceType, now: number): ReadonlyArray<Column> | und
         cell: (o) => str(o.metadata?.creationTimestamp).replace(/\.\d+Z$/, "Z")
       }]
     default:
-      return undefined
+      // the other built-in kinds: kindTables.ts (upstream's columns, generated)
+      return KindTables.columns(rt, now, age)
   }
 }
 

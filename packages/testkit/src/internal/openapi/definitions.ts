@@ -92,7 +92,13 @@ const metaNames = new Set([
 ])
 
 /** Models several API groups use whose own group is another one. */
-const ownerOverrides: Record<string, string> = { V1Scale: "autoscaling", V1Eviction: "policy.k8s.io" }
+const ownerOverrides: Record<string, string> = {
+  V1Scale: "autoscaling",
+  V1Eviction: "policy.k8s.io",
+  // core/v1 types that only StorageClass uses
+  V1TopologySelectorTerm: "",
+  V1TopologySelectorLabelRequirement: ""
+}
 
 /**
  * Properties typed `string` (or maps of strings) by the client-node models that upstream types as `Quantity`
@@ -148,7 +154,9 @@ export class BuiltinSchemas {
    * and what they use are claimed first, models with an owner override take their own group with what they use).
    */
   private claim(group: string, version: string): void {
-    const apiClass = `${groupPrefix(group)}${capitalize(version)}Api`
+    // the API classes name flowcontrol.apiserver.k8s.io in full (its models are `Flowcontrol…`)
+    const prefix = group === "flowcontrol.apiserver.k8s.io" ? "FlowcontrolApiserver" : groupPrefix(group)
+    const apiClass = `${prefix}${capitalize(version)}Api`
     if (this.closed.has(apiClass)) return
     if (this.closed.size === 0) {
       this.closed.add("meta")
@@ -165,7 +173,7 @@ export class BuiltinSchemas {
       this.owners.set(name, group)
       for (const a of this.models.get(name)!.attributes) {
         for (const ref of a.type.match(/[A-Z][A-Za-z0-9]+/g) ?? []) {
-          if (!this.owners.has(ref)) queue.push([ref, group])
+          if (!this.owners.has(ref)) queue.push([ref, ownerOverrides[ref] ?? group])
         }
       }
     }

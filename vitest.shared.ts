@@ -1,6 +1,6 @@
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { defineProject } from "vitest/config"
+import { configDefaults, defineProject } from "vitest/config"
 
 const packages = path.join(path.dirname(fileURLToPath(import.meta.url)), "packages")
 
@@ -15,11 +15,26 @@ export const sourceAliases = [
 ]
 
 /**
+ * The slow end-to-end files (real processes, kubectl, the Python client, a client-go program), by project: not in
+ * `npm test` (kept under 8 minutes on 2 cores) but in `npm run test:envtest`, which runs them on the embedded
+ * cluster and again on the real control plane (`RECONCILE_E2E=1` includes them; CI runs both).
+ */
+export const endToEnd: Readonly<Record<string, ReadonlyArray<string>>> = {
+  testkit: ["test/tour.test.ts", "test/apiserverBin.test.ts"],
+  "example-webapp": ["test/cli.test.ts"],
+  cli: ["test/manifests.test.ts"]
+}
+
+/**
  * The vitest project of one package: tests in `test/`, and workspace packages
- * resolved to their TypeScript sources (see `sourceAliases`).
+ * resolved to their TypeScript sources (see `sourceAliases`); its {@link endToEnd} files only with `RECONCILE_E2E=1`.
  */
 export const project = (name: string) =>
   defineProject({
     resolve: { alias: sourceAliases },
-    test: { name, include: ["test/**/*.test.ts"] }
+    test: {
+      name,
+      include: ["test/**/*.test.ts"],
+      exclude: [...configDefaults.exclude, ...(process.env.RECONCILE_E2E === "1" ? [] : endToEnd[name] ?? [])]
+    }
   })

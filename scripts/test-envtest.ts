@@ -10,8 +10,12 @@
  *    from `--real` on the command line. What a file cannot check there (fault injection, the in-memory request log)
  *    is marked `skipIf(onRealCluster)` in the file; docs/testkit.md ("On a real control plane") says why.
  *
- * `--embedded` runs the same files on the in-memory cluster instead (to compare the times); other arguments go to
- * vitest (e.g. a file filter).
+ * Before them, the slow end-to-end files that `npm test` leaves out (`endToEnd` in vitest.shared.ts: the acceptance
+ * tour, the apiserver bin's restarts, the main job's cluster mode, `reconcile manifests`) run on the embedded cluster
+ * (`RECONCILE_E2E=1`); the tour runs again on the real one.
+ *
+ * `--embedded` runs the real-cluster files on the in-memory cluster instead (to compare the times); other arguments
+ * go to vitest (e.g. a file filter: then only that runs).
  */
 import { spawnSync } from "node:child_process"
 import * as path from "node:path"
@@ -59,6 +63,25 @@ if (!embedded) {
   if (setup.status !== 0) process.exit(setup.status ?? 1)
 }
 
+const vitestRun = (files: ReadonlyArray<string>, env: Record<string, string>) =>
+  spawnSync(
+    process.execPath,
+    ["node_modules/vitest/vitest.mjs", "run", "--testTimeout=90000", "--hookTimeout=90000", ...files],
+    { cwd: root, stdio: "inherit", env: { ...process.env, RECONCILE_E2E: "1", ...env } }
+  )
+
+const filtered = rest.some((a) => !a.startsWith("-"))
+if (!filtered && !embedded) {
+  const e2e = vitestRun([
+    "packages/testkit/test/tour.test.ts",
+    "packages/testkit/test/apiserverBin.test.ts",
+    "examples/webapp/test/cli.test.ts",
+    "packages/cli/test/manifests.test.ts"
+  ], {})
+  console.log(`test:envtest: end-to-end files on the embedded cluster, ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  if (e2e.status !== 0) process.exit(e2e.status ?? 1)
+}
+
 const vitest = spawnSync(
   process.execPath,
   [
@@ -72,7 +95,7 @@ const vitest = spawnSync(
   {
     cwd: root,
     stdio: "inherit",
-    env: { ...process.env, ...(embedded ? {} : { RECONCILE_TEST_CLUSTER: "real" }) }
+    env: { ...process.env, RECONCILE_E2E: "1", ...(embedded ? {} : { RECONCILE_TEST_CLUSTER: "real" }) }
   }
 )
 console.log(

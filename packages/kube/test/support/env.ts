@@ -125,13 +125,17 @@ export const tempFile = (name: string, content: string): string => {
   return file
 }
 
-/** Polls `check` every 10 ms until it succeeds; after `within` ms its last failure is the test's. */
+/**
+ * Polls `check` every 10 ms (wall clock, also under `TestClock`: the server it waits for is real) until it succeeds;
+ * after `within` ms its last failure is the test's.
+ */
 export const eventually = <A, E, R>(check: Effect.Effect<A, E, R>, within = 5_000): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
     const deadline = Date.now() + within
+    const pause = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 10)))
     const loop: Effect.Effect<A, E, R> = Effect.catchCause(
       check,
-      (cause) => Date.now() > deadline ? Effect.failCause(cause) : Effect.andThen(Effect.sleep("10 millis"), loop)
+      (cause) => Date.now() > deadline ? Effect.failCause(cause) : Effect.andThen(pause, loop)
     )
     return loop
   })

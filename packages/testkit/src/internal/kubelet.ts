@@ -110,7 +110,7 @@ export const run = (
               reason: "KubeletReady",
               message: "reconcile kubelet stand-in"
             }],
-            addresses: [{ type: "InternalIP", address: "127.0.0.1" }, { type: "Hostname", address: nodeName }],
+            addresses: [{ type: "InternalIP", address: "127.0.0.1" }],
             capacity: { cpu: "2", memory: "8Gi", pods: "110" },
             allocatable: { cpu: "2", memory: "8Gi", pods: "110" }
           }

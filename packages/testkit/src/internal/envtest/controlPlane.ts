@@ -309,6 +309,9 @@ export const start = async (options: StartOptions): Promise<ControlPlane> => {
       `--service-account-signing-key-file=${file("sa.key")}`,
       // as envtest: pods need no ServiceAccount token mounted (there are no kubelets)
       "--disable-admission-plugins=ServiceAccount",
+      // a Node's InternalIP (the kubelet stand-in registers 127.0.0.1), never its hostname: a kubelet request (logs,
+      // exec) then stays on loopback and is refused, instead of resolving the node's name through the network's DNS
+      "--kubelet-preferred-address-types=InternalIP",
       ...(options.apiServerFlags ?? [])
     ]
     const request: ControlPlane["request"] = (method, path, body, headers) =>

@@ -22,7 +22,8 @@ export const sourceAliases = [
 export const endToEnd: Readonly<Record<string, ReadonlyArray<string>>> = {
   testkit: ["test/tour.test.ts", "test/apiserverBin.test.ts"],
   "example-webapp": ["test/cli.test.ts"],
-  cli: ["test/manifests.test.ts"]
+  cli: ["test/manifests.test.ts", "test/process.test.ts"],
+  "create-reconcile": ["test/generatedTests.test.ts"]
 }
 
 /**

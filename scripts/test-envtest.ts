@@ -11,7 +11,8 @@
  *    is marked `skipIf(onRealCluster)` in the file; docs/testkit.md ("On a real control plane") says why.
  *
  * Before them, the slow end-to-end files that `npm test` leaves out (`endToEnd` in vitest.shared.ts: the acceptance
- * tour, the apiserver bin's restarts, the main job's cluster mode, `reconcile manifests`) run on the embedded cluster
+ * tour, the apiserver bin's restarts, the main job's cluster mode and signals, `reconcile manifests`, the scaffolded
+ * project's own tests) run on the embedded cluster
  * (`RECONCILE_E2E=1`); the tour runs again on the real one.
  *
  * `--embedded` runs the real-cluster files on the in-memory cluster instead (to compare the times); other arguments
@@ -76,7 +77,9 @@ if (!filtered && !embedded) {
     "packages/testkit/test/tour.test.ts",
     "packages/testkit/test/apiserverBin.test.ts",
     "examples/webapp/test/cli.test.ts",
-    "packages/cli/test/manifests.test.ts"
+    "packages/cli/test/manifests.test.ts",
+    "packages/cli/test/process.test.ts",
+    "packages/create-reconcile/test/generatedTests.test.ts"
   ], {})
   console.log(`test:envtest: end-to-end files on the embedded cluster, ${((Date.now() - started) / 1000).toFixed(0)} s`)
   if (e2e.status !== 0) process.exit(e2e.status ?? 1)

@@ -355,9 +355,6 @@ export const start = async (options: StartOptions): Promise<ControlPlane> => {
 
     const kubeconfig = kubeconfigYaml(url, ca.cert, admin)
     const kubeconfigPath = options.kubeconfigPath ?? Path.join(dir, "kubeconfig")
-    Fs.mkdirSync(Path.dirname(kubeconfigPath), { recursive: true, mode: 0o700 })
-    write(kubeconfigPath, kubeconfig)
-    Fs.chmodSync(kubeconfigPath, 0o600)
     const adminKubeconfig = Path.join(pki, "admin.kubeconfig")
     write(adminKubeconfig, kubeconfig)
 
@@ -400,6 +397,11 @@ export const start = async (options: StartOptions): Promise<ControlPlane> => {
           })
       )
     }
+
+    // the user's kubeconfig last: once it exists, every component is up
+    Fs.mkdirSync(Path.dirname(kubeconfigPath), { recursive: true, mode: 0o700 })
+    write(kubeconfigPath, kubeconfig)
+    Fs.chmodSync(kubeconfigPath, 0o600)
 
     return {
       url,

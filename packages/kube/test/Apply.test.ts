@@ -10,7 +10,7 @@ import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as OwnerReference from "../src/OwnerReference.js"
 import * as Resource from "../src/Resource.js"
-import { countRequests, kubeLayer, makeEnv, onRealCluster, type RequestLog } from "./support/env.js"
+import { countRequests, kubeLayer, makeEnv, onRealCluster, type RequestLog, waitServed } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
@@ -182,6 +182,7 @@ layer(TestLayer)("Apply against TestApiServer", (it) => {
         yield* KubeClient.create(Resource.CustomResourceDefinition, Resource.crdManifest(WebApp)).pipe(
           KubeError.ignoreAlreadyExists
         )
+        yield* waitServed(WebApp)
         const ns = yield* freshNamespace
         const base: Resource.Type<typeof WebApp> = {
           apiVersion: WebApp.apiVersion,

@@ -9,7 +9,7 @@ import * as Kube from "../src/Kube.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as Resource from "../src/Resource.js"
-import { countRequests, eventually, kubeLayer, makeEnv, onRealCluster } from "./support/env.js"
+import { countRequests, eventually, kubeLayer, makeEnv, onRealCluster, waitServed } from "./support/env.js"
 import { looseCrdManifest, WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
@@ -423,6 +423,7 @@ layer(TestLayer)("KubeClient against TestApiServer", (it) => {
       yield* KubeClient.create(Resource.CustomResourceDefinition, looseCrdManifest(WebApp)).pipe(
         KubeError.ignoreAlreadyExists
       )
+      yield* waitServed(WebApp)
       const ns = yield* freshNamespace
       const app = yield* KubeClient.create(WebApp, {
         apiVersion: WebApp.apiVersion,
@@ -543,6 +544,7 @@ layer(TestLayer)("KubeClient against TestApiServer", (it) => {
       yield* KubeClient.create(Resource.CustomResourceDefinition, looseCrdManifest(WebApp)).pipe(
         KubeError.ignoreAlreadyExists
       )
+      yield* waitServed(WebApp)
       const ns = yield* freshNamespace
       const { resourceVersion } = yield* KubeClient.list(WebApp, { namespace: ns })
       const good = (name: string) =>

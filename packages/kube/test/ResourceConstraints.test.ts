@@ -9,7 +9,7 @@ import { Arbitrary, Effect, Exit, Layer, Schema } from "effect"
 import * as Kube from "../src/Kube.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as Resource from "../src/Resource.js"
-import { kubeLayer, makeEnv } from "./support/env.js"
+import { kubeLayer, makeEnv, waitServed } from "./support/env.js"
 import { structuralIssues } from "./support/structural.js"
 
 const specSchema = (spec: Schema.Codec<any, any>): Record<string, any> => {
@@ -208,6 +208,7 @@ layer(env.layer)("Resource.custom constraints against TestApiServer", (it) => {
   it.effect("the server enforces the Schema's constraints and stores its defaults; the decoder agrees", () =>
     Effect.gen(function*() {
       yield* KubeClient.create(Resource.CustomResourceDefinition, Resource.crdManifest(Limited))
+      yield* waitServed(Limited)
       const object = (name: string, spec: Record<string, unknown>) => ({
         apiVersion: Limited.apiVersion,
         kind: Limited.kind,

@@ -8,7 +8,7 @@ import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as Resource from "../src/Resource.js"
 import * as Status from "../src/Status.js"
-import { countRequests, kubeLayer, makeEnv, onRealCluster } from "./support/env.js"
+import { countRequests, kubeLayer, makeEnv, onRealCluster, waitServed } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()
@@ -45,6 +45,8 @@ const setup = Effect.gen(function*() {
   yield* KubeClient.create(Resource.CustomResourceDefinition, Resource.crdManifest(WebApp)).pipe(
     KubeError.ignoreAlreadyExists
   )
+  yield* waitServed(Widget)
+  yield* waitServed(WebApp)
   const ns = `status-${++counter}`
   yield* KubeClient.create(Resource.Namespace, { metadata: { name: ns } })
   const widget = yield* KubeClient.create(Widget, {

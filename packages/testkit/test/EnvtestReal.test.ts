@@ -85,19 +85,24 @@ describe.skipIf(!real)("Envtest on the real binaries", () => {
           "--kubeconfig",
           kubeconfig
         ], { cwd: root, stdio: "ignore" })
-        assert.isTrue(await waitUntil(() => Fs.existsSync(kubeconfig), 60_000), "the control plane did not start")
-        // its three processes (setpriv execs them: the node process is their parent); other control planes may run
-        const parentOf = (pid: number) =>
-          Number(Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1])
-        const pids = processesWith(Path.join(Os.tmpdir(), "reconcile-envtest-")).filter((pid) =>
-          parentOf(pid) === child.pid
-        )
-        assert.strictEqual(pids.length, 3)
-        child.kill("SIGKILL")
-        assert.isTrue(
-          await waitUntil(() => pids.every((pid) => !alive(pid)), 10_000),
-          `left running: ${pids.filter(alive).join(", ")}`
-        )
+        // whatever fails below, the control plane it started goes (SIGTERM: it stops its processes)
+        try {
+          assert.isTrue(await waitUntil(() => Fs.existsSync(kubeconfig), 60_000), "the control plane did not start")
+          // its three processes (setpriv execs them: the node process is their parent); other control planes may run
+          const parentOf = (pid: number) =>
+            Number(Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1])
+          const pids = processesWith(Path.join(Os.tmpdir(), "reconcile-envtest-")).filter((pid) =>
+            parentOf(pid) === child.pid
+          )
+          assert.strictEqual(pids.length, 3)
+          child.kill("SIGKILL")
+          assert.isTrue(
+            await waitUntil(() => pids.every((pid) => !alive(pid)), 10_000),
+            `left running: ${pids.filter(alive).join(", ")}`
+          )
+        } finally {
+          if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
+        }
       }),
     120_000
   )

@@ -58,6 +58,7 @@ describe.skipIf(!onRealCluster)("on the real control plane", () => {
           // this among what the in-memory cluster does differently, where Faults.compactNow is a 410 at once)
           const events = yield* KubeClient.watch(Resource.ConfigMap, {
             namespace: ns,
+            labelSelector: mine,
             resourceVersion: first.metadata!.resourceVersion!
           }).pipe(Stream.take(1), Stream.runCollect)
           const modified = events[0]!

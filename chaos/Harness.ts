@@ -9,7 +9,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { parse as parseYaml } from "yaml"
 import { selfSigned } from "../packages/testkit/src/internal/http/certificate.js"
-import { Direct } from "./Direct.js"
 import { FaultProxy } from "./FaultProxy.js"
 import type { Snapshot, Violation } from "./Invariants.js"
 import * as Invariants from "./Invariants.js"
@@ -18,13 +17,16 @@ import { Observer } from "./Observer.js"
 import { Operators } from "./Operators.js"
 import type { Fault, FaultKind, Plan } from "./Plan.js"
 import { describeFault, faultKinds } from "./Plan.js"
-import type { Child } from "./Processes.js"
 import { Children, root } from "./Processes.js"
+import type { Cluster, Server } from "./Server.js"
+import * as Servers from "./Server.js"
 import { Simulator } from "./Simulator.js"
 
 /** Options of {@link run}. */
 export interface Options {
   readonly plan: Plan
+  /** `embedded`: the testkit's API server binary; `real`: etcd, kube-apiserver and kube-controller-manager. */
+  readonly cluster: Cluster
   /** `harness`: chaos/operator.ts (leader election, cleanup lines); `main`: the example's main job. */
   readonly operator: "harness" | "main"
   readonly replicas: number
@@ -91,18 +93,6 @@ const kubeconfig = (server: string, ca: string, token: string): string =>
     2
   )
 
-/** The flags of the API server binary, from its `--help`. */
-export const serverFeatures = async (): Promise<{ stateDir: boolean; data: boolean; help: string }> => {
-  const { spawnSync } = await import("node:child_process")
-  const out = spawnSync(process.execPath, ["--import", "tsx", "packages/testkit/src/bin/apiserver.ts", "--help"], {
-    cwd: root,
-    encoding: "utf8",
-    timeout: 60_000
-  })
-  const help = `${out.stdout ?? ""}${out.stderr ?? ""}`
-  return { stateDir: /--state-dir\b/.test(help), data: /--data\b/.test(help), help }
-}
-
 /** Runs the whole thing; resolves with the result, rejects with {@link Interrupted} or {@link SetupFailed}. */
 export const run = async (options: Options, signal: AbortSignal): Promise<Result> => {
   const { plan } = options
@@ -127,6 +117,7 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
   const abort = () => stopAll.abort()
   signal.addEventListener("abort", abort)
   let proxy: FaultProxy | undefined
+  let server: Server | undefined
   let stopOperators: () => Promise<unknown> = () => Promise.resolve()
   const background: Array<Promise<unknown>> = []
 
@@ -161,43 +152,17 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
 
   try {
     // --- the API server ----------------------------------------------------------------------------------
-    const features = await serverFeatures()
-    const serverPort = await freePort()
     const serverDir = path.join(tempDir, "server")
-    fs.mkdirSync(serverDir)
-    const serverKubeconfig = path.join(serverDir, "kubeconfig")
-    const serverArgs = [
-      "--port",
-      String(serverPort),
-      "--kubeconfig",
-      serverKubeconfig,
-      ...(features.stateDir ? ["--state-dir", path.join(serverDir, "state")] : []),
-      ...(features.data ? ["--data", path.join(serverDir, "data")] : []),
-      // the run has its own Deployment simulator (below): the server's controller manager stays off
-      ...(/--no-controllers\b/.test(features.help) ? ["--no-controllers"] : [])
-    ]
-    const direct = new Direct(serverKubeconfig)
-    let server: Child | undefined
-    let serverStarts = 0
-    let serverState = "down" as "running" | "frozen" | "down"
-    const startServer = async () => {
-      serverStarts++
-      server = children.spawn(`apiserver.${serverStarts}`, "packages/testkit/src/bin/apiserver.ts", serverArgs)
-      await until("the API server to answer /readyz", 60_000, async () => {
-        if (server!.done) throw new SetupFailed(`the API server exited: ${server!.tail.join("\n")}`)
-        if (!fs.existsSync(serverKubeconfig)) return false
-        await direct.load()
-        return (await direct.request("GET", "/readyz", { timeoutMs: 2000 })).status === 200
-      }, 100)
-      serverState = "running"
-    }
-    await startServer()
-    const serverUrl = `https://127.0.0.1:${serverPort}`
-    log(
-      `API server ${serverUrl} (state dir: ${features.stateDir ? "yes" : "no"}, data dir: ${
-        features.data ? "yes" : "no"
-      })`
-    )
+    server = options.cluster === "real"
+      ? await Servers.real(serverDir, log).catch((e) => {
+        throw new SetupFailed(`the real control plane did not start: ${e instanceof Error ? e.message : String(e)}`)
+      })
+      : await Servers.embedded(children, serverDir)
+    await server.start().catch((e) => {
+      throw new SetupFailed(e instanceof Error ? e.message : String(e))
+    })
+    const direct = server.direct
+    log(`API server (${options.cluster}) 127.0.0.1:${server.port()} ${JSON.stringify(server.describe())}`)
 
     // --- the CRD -------------------------------------------------------------------------------------------
     const crd = parseYaml(fs.readFileSync(path.join(root, "examples/webapp/config/crd.yaml"), "utf8"))
@@ -218,7 +183,7 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
     // --- the proxy and the operators' kubeconfigs -----------------------------------------------------------
     const certificate = selfSigned()
     proxy = new FaultProxy({
-      upstream: { port: () => serverPort, ca: () => direct.ca() },
+      upstream: { port: () => server!.port(), ca: () => server!.ca() },
       certificate,
       seed: plan.seed
     })
@@ -229,8 +194,8 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
         file,
         kubeconfig(
           `https://127.0.0.1:${proxy!.port(listener)}`,
-          listener === "terminating" ? certificate.cert : direct.ca(),
-          direct.token()
+          listener === "terminating" ? certificate.cert : server!.ca(),
+          server!.token()
         ),
         { mode: 0o600 }
       )
@@ -243,9 +208,11 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
     )
 
     // --- simulator, observer, load --------------------------------------------------------------------------
+    // on the real control plane, kube-controller-manager and the kubelet stand-in write Deployment status
     const simulator = new Simulator(direct, namespace)
     const observer = new Observer(direct, namespace, finalizer, trace)
-    background.push(simulator.run(stop), observer.run(stop))
+    background.push(observer.run(stop))
+    if (!server.runsWorkloads) background.push(simulator.run(stop))
     const load = new Load(direct, namespace, trace)
 
     // --- the operators -------------------------------------------------------------------------------------
@@ -262,7 +229,7 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
     stopOperators = () => operators.stop()
     background.push((async () => {
       while (!stop.aborted) {
-        await operators.scrape(serverState === "running")
+        await operators.scrape(server!.state() === "running")
         await new Promise((resolve) => setTimeout(resolve, 2000))
       }
     })())
@@ -340,7 +307,7 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
     let fatal: Violation | undefined
     const startAgain = async () => {
       try {
-        await startServer()
+        await server!.start()
       } catch (e) {
         if (e instanceof Interrupted) throw e
         fatal = {
@@ -351,15 +318,19 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
         log(`  ${fatal.detail}`)
       }
     }
-    const restartServer = async (fault: Extract<Fault, { kind: "restart" }>) => {
-      const old = server!
-      children.signal(old, fault.signal)
-      const killer = setTimeout(() => children.signal(old, "SIGKILL"), 10_000)
-      await old.exited
-      clearTimeout(killer)
-      serverState = "down"
-      await sleep(fault.down * 1000)
-      await startAgain()
+    /** Runs a fault on the server; a server that does not come back makes the run uncheckable. */
+    const onServer = async (what: string, act: () => Promise<unknown>) => {
+      try {
+        await act()
+      } catch (e) {
+        if (e instanceof Interrupted) throw e
+        fatal = {
+          rule: "apiserver-restart",
+          subject: "API server",
+          detail: `${what}: ${e instanceof Error ? e.message : String(e)}`
+        }
+        log(`  ${fatal.detail}`)
+      }
     }
 
     const inject = async (fault: Fault) => {
@@ -391,33 +362,46 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
           if (serverBusy) return skip(fault, "server busy")
           serverBusy = true
           injected.freeze++
-          children.signal(server!, "SIGSTOP")
-          serverState = "frozen"
+          server!.freeze()
           try {
             await sleep(until - Date.now())
           } finally {
-            children.signal(server!, "SIGCONT")
-            serverState = "running"
+            server!.thaw()
             serverBusy = false
           }
           return
         }
         case "restart": {
-          if (!features.stateDir || !features.data) {
-            return skip(
-              fault,
-              "the API server has no --state-dir/--data: a restart would lose its CA, token and objects"
-            )
-          }
+          if (server!.cannotRestart !== undefined) return skip(fault, server!.cannotRestart)
           if (serverBusy) return skip(fault, "server busy")
           serverBusy = true
           injected.restart++
           try {
-            await restartServer(fault)
+            await onServer("did not come back after a restart", () => server!.restart(fault.signal, fault.down))
           } finally {
             serverBusy = false
           }
           return
+        }
+        case "etcd-restart": {
+          if (server!.restartEtcd === undefined) return skip(fault, "no etcd of its own")
+          if (serverBusy) return skip(fault, "server busy")
+          serverBusy = true
+          injected[fault.kind]++
+          try {
+            await onServer("etcd did not come back after a crash", () => server!.restartEtcd!(fault.down))
+          } finally {
+            serverBusy = false
+          }
+          return
+        }
+        case "compact": {
+          if (server!.compact === undefined) return skip(fault, "no etcd of its own")
+          if (serverBusy) return skip(fault, "server busy (etcd may be down)")
+          const revision = await server!.compact().catch((e) => e instanceof Error ? e.message : String(e))
+          if (typeof revision === "string") return skip(fault, `compaction failed: ${revision}`)
+          trace(`  compacted etcd to revision ${revision}`)
+          break
         }
         case "leader-kill": {
           const r = await operators.leader()
@@ -467,9 +451,9 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
     await sleep(phaseEnd - Date.now())
     // --- the faults stop -------------------------------------------------------------------------------------
     proxy.calm()
-    if (server !== undefined) children.signal(server, "SIGCONT")
+    server.thaw()
     await Promise.all([...faultTasks, loadTask])
-    if (fatal === undefined && (server === undefined || server.done)) await startAgain()
+    if (fatal === undefined && server.gone()) await startAgain()
     const calmAt = Date.now()
     log(`faults stopped; waiting up to ${options.convergeTimeout} s for convergence`)
     if (fatal === undefined) await sleep(2000)
@@ -538,7 +522,7 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
 
     // --- figures -----------------------------------------------------------------------------------------------
     const figures: Record<string, unknown> = {
-      apiserver: { stateDir: features.stateDir, data: features.data, starts: serverStarts },
+      apiserver: server.describe(),
       proxy: proxy.stats,
       silentWatches: silences.filter((x) => x.watch).map((x) => ({ seconds: x.seconds, closed: x.closed })),
       load: { ...load.stats, webapps: load.intents.size, live: load.wanted().size },
@@ -580,6 +564,7 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
     // the operators first (they drain and release the Lease through the proxy), then the proxy, then the server
     await Promise.race([stopOperators(), new Promise((resolve) => setTimeout(resolve, 15_000))])
     await proxy?.close().catch(() => undefined)
+    await Promise.race([server?.stop(), new Promise((resolve) => setTimeout(resolve, 15_000))]).catch(() => undefined)
     await Promise.race([children.stopAll(5000), new Promise((resolve) => setTimeout(resolve, 15_000))])
     children.killAll()
     await Promise.race([Promise.allSettled(background), new Promise((resolve) => setTimeout(resolve, 6000))])

@@ -79,6 +79,10 @@ export type Fault =
     readonly down: number
   }
   | { readonly kind: "leader-kill"; readonly at: number; readonly signal: "SIGTERM" | "SIGKILL" }
+  /** The real control plane only: etcd killed (SIGKILL) and started again on its data after `down` seconds. */
+  | { readonly kind: "etcd-restart"; readonly at: number; readonly down: number }
+  /** The real control plane only: etcd's history compacted to its current revision. */
+  | { readonly kind: "compact"; readonly at: number }
   | {
     readonly kind: "stale-takeover"
     readonly at: number
@@ -99,11 +103,19 @@ export const faultKinds = [
   "freeze",
   "restart",
   "leader-kill",
-  "stale-takeover"
+  "stale-takeover",
+  "etcd-restart",
+  "compact"
 ] as const
 
 /** A fault kind. */
 export type FaultKind = typeof faultKinds[number]
+
+/** The fault kinds only a real control plane has (etcd is its own process there). */
+export const realOnlyFaultKinds: ReadonlySet<FaultKind> = new Set(["etcd-restart", "compact"])
+
+/** Which server a plan is for: the real control plane adds etcd faults. */
+export type Cluster = "embedded" | "real"
 
 /** One load operation on WebApps; `pick` chooses the app among the candidates at that moment. */
 export interface LoadOp {
@@ -126,16 +138,19 @@ export interface Plan {
 
 const round = (x: number) => Math.round(x * 10) / 10
 
-/** The plan of `seed` for a fault phase of `duration` seconds. */
-export const make = (seed: number, duration: number): Plan => {
-  const faults = planFaults(new Rng(seed), duration)
+/**
+ * The plan of `seed` for a fault phase of `duration` seconds. An embedded plan is the same as before the real
+ * cluster's faults existed (the seeds of earlier runs still give their plans).
+ */
+export const make = (seed: number, duration: number, cluster: Cluster = "embedded"): Plan => {
+  const faults = planFaults(new Rng(seed), duration, cluster)
   const load = planLoad(new Rng(seed * 7919 + 17), duration)
   return { seed, duration, initialApps: 12, faults, load }
 }
 
 const listenerOf = (rng: Rng): Listener => rng.weighted([["terminating", 2], ["passthrough", 1], ["any", 1]])
 
-const planFaults = (rng: Rng, duration: number): ReadonlyArray<Fault> => {
+const planFaults = (rng: Rng, duration: number, cluster: Cluster): ReadonlyArray<Fault> => {
   const out: Array<Fault> = []
   // server faults (freeze, restart) never overlap; leader kills are spaced out
   let serverFreeAt = 0
@@ -152,7 +167,8 @@ const planFaults = (rng: Rng, duration: number): ReadonlyArray<Fault> => {
       ["freeze", 1.2],
       ["restart", 1.2],
       ["leader-kill", 1],
-      ["stale-takeover", 1]
+      ["stale-takeover", 1],
+      ...(cluster === "real" ? [["etcd-restart", 1.2], ["compact", 1]] as const : [])
     ])
     switch (kind) {
       case "reset":
@@ -197,6 +213,16 @@ const planFaults = (rng: Rng, duration: number): ReadonlyArray<Fault> => {
         serverFreeAt = at + down + 8
         break
       }
+      case "etcd-restart": {
+        if (at < serverFreeAt) break
+        const down = round(rng.between(0, 3))
+        out.push({ kind, at, down })
+        serverFreeAt = at + down + 8
+        break
+      }
+      case "compact":
+        out.push({ kind, at })
+        break
       case "leader-kill":
         if (at < leaderFreeAt) break
         out.push({ kind, at, signal: rng.next() < 0.5 ? "SIGTERM" : "SIGKILL" })
@@ -216,6 +242,44 @@ const planFaults = (rng: Rng, duration: number): ReadonlyArray<Fault> => {
         break
       }
     }
+  }
+  return cluster === "real" ? withServerFaults(rng, out) : out
+}
+
+/** Seconds a server fault holds the server (no other server fault starts within them). */
+const serverWindow = (fault: Fault): number | undefined =>
+  fault.kind === "freeze"
+    ? fault.duration + 5
+    : fault.kind === "restart" || fault.kind === "etcd-restart"
+    ? fault.down + 8
+    : undefined
+
+/**
+ * A real plan has at least one kube-apiserver restart, one etcd crash and one compaction when the phase has room:
+ * each missing one takes the place of the first connection fault (reset, stall, blackhole, latency, fragment) or
+ * freeze that overlaps no other server fault.
+ */
+const replaceable: ReadonlySet<FaultKind> = new Set(["reset", "stall", "blackhole", "latency", "fragment", "freeze"])
+
+const withServerFaults = (rng: Rng, planned: ReadonlyArray<Fault>): ReadonlyArray<Fault> => {
+  const out = [...planned]
+  for (const kind of ["restart", "etcd-restart", "compact"] as const) {
+    if (out.some((f) => f.kind === kind)) continue
+    const down = round(rng.between(0, 3))
+    const signal = rng.next() < 0.5 ? "SIGTERM" : "SIGKILL"
+    const replacement = (at: number): Fault =>
+      kind === "restart" ? { kind, at, signal, down } : kind === "etcd-restart" ? { kind, at, down } : { kind, at }
+    const index = out.findIndex((f) => {
+      if (!replaceable.has(f.kind)) return false
+      const mine = serverWindow(replacement(f.at)) ?? 0
+      // a compaction needs etcd up, nothing more (a frozen kube-apiserver is fine)
+      return out.every((g) => {
+        if (g === f) return true
+        const theirs = kind === "compact" && g.kind !== "etcd-restart" ? undefined : serverWindow(g)
+        return theirs === undefined || f.at + mine <= g.at || g.at + theirs <= f.at
+      })
+    })
+    if (index >= 0) out[index] = replacement(out[index]!.at)
   }
   return out
 }
@@ -268,6 +332,10 @@ export const describeFault = (fault: Fault): string => {
       return `${at} restart the API server (${fault.signal}, down ${fault.down}s)`
     case "leader-kill":
       return `${at} kill the leading operator (${fault.signal})`
+    case "etcd-restart":
+      return `${at} kill etcd (SIGKILL), start it again after ${fault.down}s`
+    case "compact":
+      return `${at} compact etcd's history`
     case "stale-takeover":
       return `${at} stall the follower's watches for ${fault.duration}s, kill the leader (${fault.signal}) ` +
         `${fault.killAfter}s in`

@@ -14,6 +14,10 @@ proxy, with the server frozen, restarted and the leader killed on a seeded sched
 load; then waits for convergence and checks the invariants (docs/chaos.md).
 
 Options:
+  --cluster embedded|real
+                        embedded: the testkit's API server (default); real: etcd, kube-apiserver and
+                        kube-controller-manager (npm run envtest:setup builds them), with etcd crashes and
+                        compactions among the faults
   --seed N              the schedule's seed (default 1)
   --duration S          seconds of faults (default 60)
   --seeds A..B          run every seed from A to B in turn; stops at the first failure
@@ -30,6 +34,7 @@ Options:
 `
 
 interface Args {
+  readonly cluster: Plan.Cluster
   readonly seeds: ReadonlyArray<number>
   readonly duration: number
   readonly converge: number
@@ -43,6 +48,7 @@ interface Args {
 
 const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
   let seeds: Array<number> = [1]
+  let cluster: Plan.Cluster = "embedded"
   let duration = 60
   let converge = 120
   let operator: "harness" | "main" = "harness"
@@ -73,6 +79,12 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
         case "--seed":
           seeds = [integer(0, 2 ** 31)]
           break
+        case "--cluster": {
+          const v = value()
+          if (v !== "embedded" && v !== "real") throw new Error("--cluster embedded|real")
+          cluster = v
+          break
+        }
         case "--seeds": {
           const m = /^(\d+)\.\.(\d+)$/.exec(value())
           if (m === null || Number(m[2]) < Number(m[1]) || Number(m[2]) - Number(m[1]) > 1000) {
@@ -122,6 +134,7 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
     return "--operator main runs one replica: the main job exposes no leader election"
   }
   return {
+    cluster,
     seeds,
     duration,
     converge,
@@ -167,6 +180,9 @@ const report = (result: Result, args: Args, seconds: number): string => {
   const o = f.operators
   lines.push(
     `operators: ${o.replicas} × ${o.mode}, ${o.starts} starts, apiserver starts ${f.apiserver.starts}` +
+      (f.apiserver.cluster === "real"
+        ? `, etcd restarts ${f.apiserver.etcdRestarts}, compactions ${f.apiserver.compactions}`
+        : "") +
       (o.exits.length > 0 ? `; exits: ${o.exits.join("; ")}` : "")
   )
   const r = f.reconciles
@@ -199,6 +215,7 @@ const report = (result: Result, args: Args, seconds: number): string => {
     if (result.violations.length > 40) lines.push(`  … and ${result.violations.length - 40} more`)
     lines.push(
       `reproduce: npm run chaos -- --seed ${result.seed} --duration ${result.duration}` +
+        (args.cluster === "real" ? " --cluster real" : "") +
         (args.operator === "main" ? " --operator main" : "") + " --keep"
     )
   }
@@ -215,7 +232,7 @@ const main = async (): Promise<number> => {
   }
   if (args.plan) {
     for (const seed of args.seeds) {
-      const plan = Plan.make(seed, args.duration)
+      const plan = Plan.make(seed, args.duration, args.cluster)
       console.log(`seed ${seed}, ${args.duration} s: ${plan.faults.length} faults, ${plan.load.length} load operations`)
       for (const fault of plan.faults) console.log(`  ${Plan.describeFault(fault)}`)
     }
@@ -233,12 +250,15 @@ const main = async (): Promise<number> => {
   try {
     for (const seed of args.seeds) {
       const started = Date.now()
-      const plan = Plan.make(seed, args.duration)
-      console.log(`chaos: seed ${seed}, ${args.duration} s of faults, ${plan.faults.length} planned`)
+      const plan = Plan.make(seed, args.duration, args.cluster)
+      console.log(
+        `chaos: seed ${seed} on the ${args.cluster} cluster, ${args.duration} s of faults, ${plan.faults.length} planned`
+      )
       let result: Result
       try {
         result = await Harness.run({
           plan,
+          cluster: args.cluster,
           operator: args.operator,
           replicas: args.replicas,
           convergeTimeout: args.converge,

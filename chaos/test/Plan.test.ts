@@ -7,6 +7,7 @@ import * as Plan from "../Plan.js"
 describe("Plan", () => {
   it("gives the same plan for the same seed and duration, and another for another seed", () => {
     expect(Plan.make(7, 60)).toEqual(Plan.make(7, 60))
+    expect(Plan.make(7, 60, "real")).toEqual(Plan.make(7, 60, "real"))
     expect(Plan.make(7, 60).faults).not.toEqual(Plan.make(8, 60).faults)
     expect(Plan.make(7, 60).load).not.toEqual(Plan.make(8, 60).load)
   })
@@ -14,7 +15,7 @@ describe("Plan", () => {
   it("keeps every fault and load operation inside the fault phase", () => {
     for (let seed = 0; seed < 200; seed++) {
       const duration = 10 + (seed % 7) * 20
-      const plan = Plan.make(seed, duration)
+      const plan = Plan.make(seed, duration, seed % 2 === 0 ? "embedded" : "real")
       for (const fault of plan.faults) {
         expect(fault.at).toBeGreaterThanOrEqual(0)
         expect(fault.at).toBeLessThan(duration)
@@ -24,13 +25,13 @@ describe("Plan", () => {
     }
   })
 
-  it("never overlaps two server faults (freeze, restart) and spaces leader kills", () => {
-    for (let seed = 0; seed < 200; seed++) {
-      const plan = Plan.make(seed, 300)
+  it("never overlaps two server faults (freeze, restart, etcd restart) and spaces leader kills", () => {
+    for (let seed = 0; seed < 400; seed++) {
+      const plan = Plan.make(seed >> 1, 300, seed % 2 === 0 ? "embedded" : "real")
       let serverFree = 0
       let lastKill = -Infinity
       for (const fault of plan.faults) {
-        if (fault.kind === "freeze" || fault.kind === "restart") {
+        if (fault.kind === "freeze" || fault.kind === "restart" || fault.kind === "etcd-restart") {
           expect(fault.at).toBeGreaterThanOrEqual(serverFree)
           serverFree = fault.at + (fault.kind === "freeze" ? fault.duration : fault.down)
         }
@@ -42,15 +43,18 @@ describe("Plan", () => {
     }
   })
 
-  it("covers every fault kind and load operation over 20 seeds of 60 seconds", () => {
+  it("covers every fault kind and load operation over 20 seeds of 60 seconds; etcd faults on the real one only", () => {
     const kinds = new Set<string>()
+    const realKinds = new Set<string>()
     const ops = new Set<string>()
     for (let seed = 1; seed <= 20; seed++) {
       const plan = Plan.make(seed, 60)
       for (const fault of plan.faults) kinds.add(fault.kind)
       for (const op of plan.load) ops.add(op.op)
+      for (const fault of Plan.make(seed, 60, "real").faults) realKinds.add(fault.kind)
     }
-    expect([...kinds].sort()).toEqual([...Plan.faultKinds].sort())
+    expect([...kinds].sort()).toEqual(Plan.faultKinds.filter((k) => !Plan.realOnlyFaultKinds.has(k)).sort())
+    expect([...realKinds].sort()).toEqual([...Plan.faultKinds].sort())
     expect([...ops].sort()).toEqual([
       "create",
       "delete",
@@ -60,6 +64,13 @@ describe("Plan", () => {
       "recreate",
       "replace"
     ])
+  })
+
+  it("gives a real plan of 60 s a kube-apiserver restart, an etcd crash and a compaction", () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const kinds = new Set(Plan.make(seed, 60, "real").faults.map((f) => f.kind))
+      expect(kinds.has("restart") && kinds.has("etcd-restart") && kinds.has("compact")).toBe(true)
+    }
   })
 
   it("describes each fault on one line", () => {

@@ -105,7 +105,7 @@ describe.skipIf(!onRealCluster)("on the real control plane", () => {
             const names = () => informer.store.list().map((c) => `${c.metadata!.name}=${c.data?.a}`).sort()
             assert.deepStrictEqual(names(), ["kept=1", "removed=1"])
 
-            yield* plane.restartApiServer
+            yield* plane.restartApiServer()
             yield* KubeClient.patch(Resource.ConfigMap, "kept", { data: { a: "2" } }, { type: "merge", namespace: ns })
             yield* eventually(check(() => assert.deepStrictEqual(names(), ["kept=2", "removed=1"])), 30_000)
 

@@ -84,6 +84,14 @@ export class EnvtestError extends Data.TaggedError("EnvtestError")<{
 }
 
 /**
+ * A process of the control plane.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Component = internal.Component
+
+/**
  * An HTTP answer of {@link Envtest.Service.request}.
  *
  * @since 0.1.0
@@ -146,14 +154,27 @@ export declare namespace Envtest {
     readonly get: (object: KubeObject) => Effect.Effect<KubeObject | undefined, EnvtestError>
     /** Installs CRDs (apply, server-side) and waits until each is established and served. */
     readonly installCrds: (crds: ReadonlyArray<unknown>) => Effect.Effect<void, EnvtestError>
-    /** Stops kube-apiserver and starts it again (same port, certificates and etcd). */
-    readonly restartApiServer: Effect.Effect<void, EnvtestError>
+    /**
+     * Stops kube-apiserver and starts it again (same port, certificates and etcd): gracefully by default, killed
+     * with `signal: "SIGKILL"` (a crash), down for `down` in between.
+     */
+    readonly restartApiServer: (options?: {
+      readonly signal?: "SIGTERM" | "SIGKILL" | undefined
+      readonly down?: Duration.Input | undefined
+    }) => Effect.Effect<void, EnvtestError>
     /** Kills etcd and starts it again on its data after `down` (a crash). */
     readonly restartEtcd: (down?: Duration.Input) => Effect.Effect<void, EnvtestError>
     /** Compacts etcd's history to its current revision: watches from before it get 410 Gone. Returns the revision. */
     readonly compactEtcd: Effect.Effect<number, EnvtestError>
+    /**
+     * Freezes a component (SIGSTOP: its connections stay open and nothing answers) until {@link resume}; a
+     * stop or restart continues it first.
+     */
+    readonly pause: (component: Component) => Effect.Effect<void>
+    /** Continues a paused component (SIGCONT). */
+    readonly resume: (component: Component) => Effect.Effect<void>
     /** The last lines of a component's log. */
-    readonly logs: (component: "etcd" | "kube-apiserver" | "kube-controller-manager", lines?: number) => string
+    readonly logs: (component: Component, lines?: number) => string
   }
 }
 
@@ -390,13 +411,23 @@ export const make = (options?: Options): Effect.Effect<Envtest.Service, EnvtestE
       apply,
       get,
       installCrds,
-      restartApiServer: Effect.tryPromise({ try: () => plane.restartApiServer(), catch: fail("StartFailed") }),
+      restartApiServer: (restart) =>
+        Effect.tryPromise({
+          try: () =>
+            plane.restartApiServer({
+              signal: restart?.signal,
+              downMillis: restart?.down === undefined ? 0 : Duration.toMillis(Duration.fromInputUnsafe(restart.down))
+            }),
+          catch: fail("StartFailed")
+        }),
       restartEtcd: (down) =>
         Effect.tryPromise({
           try: () => plane.restartEtcd(down === undefined ? 0 : Duration.toMillis(Duration.fromInputUnsafe(down))),
           catch: fail("StartFailed")
         }),
       compactEtcd: Effect.tryPromise({ try: () => plane.compactEtcd(), catch: fail("RequestFailed") }),
+      pause: (component) => Effect.sync(() => plane.signal(component, "SIGSTOP")),
+      resume: (component) => Effect.sync(() => plane.signal(component, "SIGCONT")),
       logs: plane.logs
     }
     return service

@@ -73,6 +73,39 @@ describe.skipIf(!real)("Envtest on the real binaries", () => {
   )
 
   it.live(
+    "pause freezes kube-apiserver (state T) until resume; a SIGKILL restart comes back on the same port and data",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const plane = yield* Envtest.make({ controllers: false })
+        const state = (pid: number) => Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[0]
+        const apiserver = () =>
+          processesWith(plane.directory).find((pid) =>
+            Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]!.endsWith("kube-apiserver")
+          )!
+        yield* plane.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kept", namespace: "default" } })
+        const before = apiserver()
+        yield* plane.pause("kube-apiserver")
+        assert.isTrue(yield* Effect.promise(() => waitUntil(() => state(before) === "T", 5_000)), "stopped")
+        yield* plane.resume("kube-apiserver")
+        assert.isTrue(yield* Effect.promise(() => waitUntil(() => state(before) !== "T", 5_000)), "continued")
+        assert.strictEqual((yield* plane.request("GET", "/readyz")).status, 200)
+
+        yield* plane.restartApiServer({ signal: "SIGKILL", down: "200 millis" })
+        const after = apiserver()
+        assert.notStrictEqual(after, before)
+        assert.isFalse(alive(before))
+        assert.strictEqual((yield* plane.request("GET", "/readyz")).status, 200)
+        const kept = yield* plane.get({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "kept", namespace: "default" }
+        })
+        assert.strictEqual(kept?.metadata.name, "kept")
+      })),
+    120_000
+  )
+
+  it.live(
     "SIGKILL of the process that started it takes etcd, kube-apiserver and kube-controller-manager with it",
     () =>
       Effect.promise(async () => {

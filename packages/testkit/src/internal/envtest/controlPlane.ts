@@ -69,6 +69,9 @@ export interface Answer {
 }
 
 /** A running control plane. */
+/** A process of the control plane. */
+export type Component = "etcd" | "kube-apiserver" | "kube-controller-manager"
+
 export interface ControlPlane {
   readonly url: string
   readonly port: number
@@ -91,14 +94,22 @@ export interface ControlPlane {
   ) => Promise<Answer>
   /** A request to etcd's JSON gateway (`/v3/...`). */
   readonly etcdRequest: (path: string, body: unknown) => Promise<unknown>
-  /** Restart kube-apiserver (same port, certificates and etcd). */
-  readonly restartApiServer: () => Promise<void>
+  /**
+   * Restart kube-apiserver (same port, certificates and etcd): stopped gracefully (SIGTERM) or killed (SIGKILL),
+   * started again after `downMillis`.
+   */
+  readonly restartApiServer: (options?: {
+    readonly signal?: "SIGTERM" | "SIGKILL" | undefined
+    readonly downMillis?: number | undefined
+  }) => Promise<void>
   /** Kill etcd (SIGKILL) and start it again on its data directory. */
   readonly restartEtcd: (downMillis?: number) => Promise<void>
   /** Compact etcd's history up to its current revision (watches from before it get 410 from the apiserver). */
   readonly compactEtcd: () => Promise<number>
+  /** Freezes (SIGSTOP) or continues (SIGCONT) a component: its connections stay open and go silent. */
+  readonly signal: (component: Component, signal: "SIGSTOP" | "SIGCONT") => void
   /** The last lines of a component's log. */
-  readonly logs: (component: "etcd" | "kube-apiserver" | "kube-controller-manager", lines?: number) => string
+  readonly logs: (component: Component, lines?: number) => string
   readonly stop: () => Promise<void>
 }
 
@@ -416,8 +427,10 @@ export const start = async (options: StartOptions): Promise<ControlPlane> => {
       controllerManager,
       request,
       etcdRequest: async (path, body) => JSON.parse((await httpJson(`${etcdUrl}${path}`, body)).body) as unknown,
-      restartApiServer: async () => {
-        await Processes.stop(procs["kube-apiserver"]!)
+      restartApiServer: async (restart) => {
+        const proc = procs["kube-apiserver"]!
+        await (restart?.signal === "SIGKILL" ? Processes.kill(proc) : Processes.stop(proc))
+        if ((restart?.downMillis ?? 0) > 0) await sleep(restart!.downMillis!)
         await startApiServer()
       },
       restartEtcd: async (downMillis = 0) => {
@@ -430,6 +443,10 @@ export const start = async (options: StartOptions): Promise<ControlPlane> => {
         const revision = Number((JSON.parse(range.body) as { header: { revision: string } }).header.revision)
         await httpJson(`${etcdUrl}/v3/kv/compaction`, { revision: String(revision), physical: true })
         return revision
+      },
+      signal: (component, signal) => {
+        const p = procs[component]
+        if (p !== undefined) Processes.signal(p, signal)
       },
       logs: (component, lines) => {
         const p = procs[component]

@@ -87,6 +87,8 @@ export const stop = async (proc: Proc, graceMillis = 5_000): Promise<void> => {
       // gone between the check and the signal
     }
   }
+  // a frozen (SIGSTOPped) process handles SIGTERM only once continued
+  signal("SIGCONT")
   signal("SIGTERM")
   const timer = setTimeout(() => signal("SIGKILL"), graceMillis)
   await proc.exited
@@ -102,6 +104,16 @@ export const kill = async (proc: Proc): Promise<void> => {
     // already gone
   }
   await proc.exited
+}
+
+/** Sends `signal` to a process group (SIGSTOP freezes it, SIGCONT continues it); nothing when it has ended. */
+export const signal = (proc: Proc, signal: NodeJS.Signals): void => {
+  if (!proc.isRunning() || proc.child.pid === undefined) return
+  try {
+    process.kill(-proc.child.pid, signal)
+  } catch {
+    // already gone
+  }
 }
 
 /** The last `lines` lines of a process's log. */

@@ -48,7 +48,9 @@ export const suites: ReadonlyArray<string> = [
   // the webapp operator end to end through `npm start -- --real`
   "examples/webapp/test/smoke.test.ts",
   // kubectl, the Python client and a client-go program against `npm run apiserver -- --real` and `npm start -- --real`
-  "packages/testkit/test/tour.test.ts"
+  "packages/testkit/test/tour.test.ts",
+  // a scaffolded project's own real-control-plane tests (test/<kind>Controller.real.test.ts, on Envtest)
+  "packages/create-reconcile/test/generatedTests.test.ts"
 ]
 
 const argv = process.argv.slice(2)

@@ -48,6 +48,7 @@ const projectFiles = [
   "src/controller.ts",
   "src/main.ts",
   "src/operator.ts",
+  "test/controller.real.test.ts",
   "test/controller.test.ts",
   "test/property.test.ts",
   "tsconfig.build.json",
@@ -108,6 +109,7 @@ describe("create-reconcile <directory>", () => {
     assert.deepStrictEqual(pkg.scripts, {
       start: "tsx src/main.ts",
       test: "tsc -p tsconfig.json && vitest run",
+      "test:envtest": "reconcile-envtest setup && RECONCILE_TEST_CLUSTER=real vitest run",
       manifests: "reconcile manifests --entry src/operator.ts --out config",
       build: "tsc -p tsconfig.build.json"
     })
@@ -201,10 +203,12 @@ describe("create-reconcile api", () => {
         "src/main.ts",
         "src/operator.ts",
         "src/widgetController.ts",
+        "test/controller.real.test.ts",
         "test/controller.test.ts",
         "test/property.test.ts",
+        "test/widgetController.real.test.ts",
         "test/widgetController.test.ts",
-        ...projectFiles.slice(11)
+        ...projectFiles.slice(12)
       ].sort()
     )
     const operator = read(dir, "src/operator.ts")

@@ -102,6 +102,7 @@ export const packageJson = (
     scripts: {
       start: "tsx src/main.ts",
       test: "tsc -p tsconfig.json && vitest run",
+      "test:envtest": "reconcile-envtest setup && RECONCILE_TEST_CLUSTER=real vitest run",
       manifests: "reconcile manifests --entry src/operator.ts --out config",
       build: "tsc -p tsconfig.build.json"
     },

@@ -4,7 +4,6 @@
  * the wait for convergence and the invariants (see `docs/chaos.md`).
  */
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { parse as parseYaml } from "yaml"
@@ -20,6 +19,7 @@ import { describeFault, faultKinds } from "./Plan.js"
 import { Children, root } from "./Processes.js"
 import type { Cluster, Server } from "./Server.js"
 import * as Servers from "./Server.js"
+import { freePort } from "./Server.js"
 import { Simulator } from "./Simulator.js"
 
 /** Options of {@link run}. */
@@ -64,16 +64,6 @@ export class SetupFailed extends Error {}
 const namespace = "default"
 const finalizer = "apps.reconcile.dev/registry"
 const leaseName = "webapp-operator"
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port
-      server.close(() => resolve(port))
-    })
-  })
 
 /** A kubeconfig (as JSON, which YAML parsers read) for a server, CA and token. */
 const kubeconfig = (server: string, ca: string, token: string): string =>

@@ -63,7 +63,8 @@ export interface Server {
   readonly stop: () => Promise<void>
 }
 
-const freePort = (): Promise<number> =>
+/** A free TCP port on 127.0.0.1 (bound, then released). */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = net.createServer()
     server.once("error", reject)

@@ -5,8 +5,9 @@
  * - uids: every UUID in any string or object key (managedFields name owner references by uid) becomes `<uid:k>`,
  *   k its order of first appearance in the scenario;
  * - resourceVersions: each value becomes `<rv:k>` by order of first appearance, so that equal, newer and older are
- *   still compared; a list's or a bookmark's resourceVersion (the server's current one, which other writers move)
- *   becomes `<rv:current>` when it is not older than every resourceVersion the scenario has seen;
+ *   still compared (also those quoted in messages: an object's, a failed delete precondition's); a list's or a
+ *   bookmark's resourceVersion (the server's current one, which other writers move) becomes `<rv:current>` when it
+ *   is not older than every resourceVersion the scenario has seen;
  * - generated names (`generateName` + 5 random characters) become `<prefix><gen:k>`;
  * - timestamps (RFC 3339, also inside strings: creation and deletion timestamps, managedFields' `time`,
  *   conditions) become `<time>`, and a Table's `Age` cells `<age>`; managedFields entries, which servers order by
@@ -115,6 +116,11 @@ export const normalise = (
       .replace(/current: \d+/g, "current: <rv>")
       // an object quoted in a message (strict decoding errors quote the patched object)
       .replace(/(\\?"resourceVersion\\?":\\?")(\d+)/g, (_m, p: string, v: string) => `${p}${rv(v, false)}`)
+      // a failed delete precondition quotes the precondition's and the stored object's resourceVersions
+      .replace(
+        /(ResourceVersion in (?:the precondition|record) \()(\d+)\)/g,
+        (_m, p: string, v: string) => `${p}${rv(v, false)})`
+      )
       .replace(
         /(too old resource version: )(\d+) \((\d+)\)/g,
         (_m, p: string, a: string) => `${p}${rv(a, false)} (<rv>)`

@@ -59,7 +59,7 @@ layer(Env, { excludeTestServices: true })(
           assert.strictEqual(waited.headers["retry-after"], "1")
           const status = JSON.parse(waited.body)
           assert.strictEqual(status.reason, "Timeout")
-          assert.strictEqual(status.message, `Too large resource version: ${ahead}, current: ${current}`)
+          assert.strictEqual(status.message, `Timeout: Too large resource version: ${ahead}, current: ${current}`)
           assert.deepStrictEqual(status.details.causes, [
             { reason: "ResourceVersionTooLarge", message: "Too large resource version" }
           ])

@@ -231,7 +231,15 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })(
           "PUT",
           "/apis/example.com/v1/namespaces/default/widgets/pruned?fieldValidation=Ignore&fieldManager=other",
           { "content-type": "application/json" },
-          JSON.stringify(widget("pruned", { size: 2, bar: "y" }))
+          // a custom resource's update must name the resourceVersion it replaces (422 without, as upstream)
+          JSON.stringify({
+            ...widget("pruned", { size: 2, bar: "y" }),
+            metadata: {
+              name: "pruned",
+              namespace: "default",
+              resourceVersion: (json(created).metadata as { resourceVersion: string }).resourceVersion
+            }
+          })
         )
         assert.strictEqual(updated.status, 200)
         assert.deepStrictEqual(json(updated).spec, { size: 2 })

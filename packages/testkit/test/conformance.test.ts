@@ -94,6 +94,37 @@ for (const [driverName, makeDriver] of drivers) {
         assert.strictEqual(error.status.details?.name, "a")
       }))
 
+    it.live("an update without resourceVersion: built-in kinds take it, a custom resource gets 422", () =>
+      Effect.gen(function*() {
+        const d = yield* makeDriver
+        const a = yield* d.create(cm("a"))
+        const { resourceVersion: _, ...meta } = a.metadata
+        const replaced = yield* d.update({ ...a, metadata: meta, data: { key: "2" } })
+        assert.deepStrictEqual(replaced.data, { key: "2" })
+        yield* d.create(crd("Namespaced", true))
+        const app = yield* d.create({
+          apiVersion: "example.com/v1",
+          kind: "WebApp",
+          metadata: { name: "shop", namespace: "default" },
+          spec: { replicas: 1 }
+        })
+        const { resourceVersion: __, ...appMeta } = app.metadata
+        for (const subresource of [undefined, "status"] as const) {
+          const error = yield* Effect.flip(d.update({ ...app, metadata: appMeta, spec: { replicas: 2 } }, subresource))
+          expectStatus(error, 422, "Invalid")
+          assert.strictEqual(
+            error.status.message,
+            "webapps.example.com \"shop\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update"
+          )
+          assert.deepStrictEqual(error.status.details?.causes, [{
+            reason: "FieldValueInvalid",
+            message: "Invalid value: 0: must be specified for an update",
+            field: "metadata.resourceVersion"
+          }])
+        }
+        assert.strictEqual((yield* d.get(ref(app))).metadata.resourceVersion, app.metadata.resourceVersion)
+      }))
+
     it.live("creating an existing name is a 409 AlreadyExists", () =>
       Effect.gen(function*() {
         const d = yield* makeDriver
@@ -175,9 +206,17 @@ for (const [driverName, makeDriver] of drivers) {
         const dep2 = yield* d.create(
           cm("dep2", { metadata: { ownerReferences: [{ ...ownerRef, name: "owner2", uid: owner2.metadata.uid }] } })
         )
-        yield* d.delete(ref(owner2), { propagationPolicy: "Orphan" })
+        // the owner is answered as marked, with the collector's finalizer, and orphaned after its marking
+        const answer = (yield* d.delete(ref(owner2), { propagationPolicy: "Orphan" })) as Obj
+        const marked: Obj = "deleted" in answer ? answer.object : answer // TestCluster's DeleteResult, or the body
+        assert.deepStrictEqual(marked.metadata.finalizers, ["orphan"])
+        assert.isDefined(marked.metadata.deletionTimestamp)
         const orphan = yield* d.get(ref(dep2))
         assert.isUndefined(orphan.metadata.ownerReferences)
+        assert.isAbove(Number(orphan.metadata.resourceVersion), Number(marked.metadata.resourceVersion))
+        // the removed reference leaves its manager's field set
+        assert.notInclude(JSON.stringify(orphan.metadata.managedFields), "f:ownerReferences")
+        expectStatus(yield* Effect.flip(d.get(ref(owner2))), 404, "NotFound")
       }))
 
     it.live("garbage collection: Foreground keeps the owner until its dependents are gone", () =>
@@ -294,6 +333,9 @@ for (const [driverName, makeDriver] of drivers) {
           resourceVersion: a.metadata.resourceVersion
         }, 2)
         assert.deepStrictEqual(events.map((e) => e.type), ["DELETED", "ADDED"])
+        // leaving: the state that matched, at the resourceVersion of the write that made it leave
+        assert.deepStrictEqual(events[0]!.object.metadata.labels, { app: "web" })
+        assert.isAbove(Number(events[0]!.object.metadata.resourceVersion), Number(a.metadata.resourceVersion))
       }))
 
     it.live("watch without a resourceVersion starts with the existing objects", () =>
@@ -330,7 +372,8 @@ for (const [driverName, makeDriver] of drivers) {
           type: "strategic",
           patch: { spec: { template: { spec: { containers: [{ name: "sidecar", image: "busybox" }] } } } }
         })
-        assert.deepStrictEqual(patched.spec.template.spec.containers.map((c: Obj) => c.name), ["app", "sidecar"])
+        // an item new to the list comes before the live ones (upstream's element order)
+        assert.deepStrictEqual(patched.spec.template.spec.containers.map((c: Obj) => c.name), ["sidecar", "app"])
       }))
 
     it.live("server-side apply: creates, conflicts with another manager, force takes over, released fields go", () =>

@@ -175,7 +175,7 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("TestApiS
         apiVersion: "v1",
         metadata: {},
         status: "Failure",
-        message: "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: " +
+        message: "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"Some\"]: " +
           "supported values: \"All\"",
         reason: "Invalid",
         details: {
@@ -183,7 +183,7 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("TestApiS
           kind: "CreateOptions",
           causes: [{
             reason: "FieldValueNotSupported",
-            message: "Unsupported value: []string{\"Some\"}: supported values: \"All\"",
+            message: "Unsupported value: [\"Some\"]: supported values: \"All\"",
             field: "dryRun"
           }]
         },

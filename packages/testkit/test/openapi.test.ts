@@ -290,10 +290,17 @@ layer(TestApiServer.layerWithCluster({ controllers: false }), { excludeTestServi
   it.effect("/openapi/v3: one document per group version, schemas resolve, hash redirect and immutable caching", () =>
     Effect.gen(function*() {
       const server = yield* TestApiServer.TestApiServer
-      const root = JSON.parse((yield* get(server, "/openapi/v3")).body.toString())
+      const index = yield* get(server, "/openapi/v3")
+      // kube-openapi serves the root as an extension-less file: Go sniffs text/plain; never cached
+      assert.strictEqual(index.headers["content-type"], "text/plain; charset=utf-8")
+      assert.strictEqual(index.headers["cache-control"], "no-cache, private")
+      const root = JSON.parse(index.body.toString())
       for (const gv of ["api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1", "apis/events.k8s.io/v1"]) {
         assert.isDefined(root.paths[gv], gv)
       }
+      // the discovery paths and /version have their documents too (not a custom group: apiextensions has none)
+      for (const path of ["api", "apis", "apis/apps", "version"]) assert.isDefined(root.paths[path], path)
+      assert.isUndefined(root.paths["apis/example.com"])
       for (const [gv, { serverRelativeURL }] of Object.entries<{ serverRelativeURL: string }>(root.paths)) {
         const reply = yield* get(server, serverRelativeURL)
         assert.strictEqual(reply.status, 200, gv)
@@ -302,9 +309,26 @@ layer(TestApiServer.layerWithCluster({ controllers: false }), { excludeTestServi
         const doc = JSON.parse(reply.body.toString())
         const schemas = doc.components.schemas
         assert.deepStrictEqual(danglingRefs(doc, "#/components/schemas/", schemas), [], gv)
+        // a group version's document declares its kinds (the discovery and version documents declare none or few)
+        if (gv.split("/").length !== (gv.startsWith("apis/") ? 3 : 2)) continue
         const kinds = Object.values<any>(schemas).filter((s) => s["x-kubernetes-group-version-kind"] !== undefined)
         assert.isAbove(kinds.length, 0, gv)
       }
+      const version = JSON.parse((yield* get(server, "/openapi/v3/version")).body.toString())
+      assert.deepStrictEqual(
+        version.paths["/version/"].get.responses["200"].content["application/json"].schema,
+        { $ref: "#/components/schemas/io.k8s.apimachinery.pkg.version.Info" }
+      )
+      assert.property(version.components.schemas["io.k8s.apimachinery.pkg.version.Info"].properties, "emulationMinor")
+      const group = JSON.parse((yield* get(server, "/openapi/v3/apis/rbac.authorization.k8s.io")).body.toString())
+      assert.strictEqual(
+        group.paths["/apis/rbac.authorization.k8s.io/"].get.operationId,
+        "getRbacAuthorizationAPIGroup"
+      )
+      // fetched without its hash, a document is not cacheable
+      const unhashed = yield* get(server, "/openapi/v3/api/v1")
+      assert.strictEqual(unhashed.headers["cache-control"], "no-cache, private")
+      assert.strictEqual(JSON.parse(unhashed.body.toString()).info.version, "1.36")
       const apps = JSON.parse((yield* get(server, "/openapi/v3/apis/apps/v1")).body.toString()).components.schemas
       const containers = apps["io.k8s.api.core.v1.PodSpec"].properties.containers
       assert.strictEqual(containers["x-kubernetes-patch-merge-key"], "name")
@@ -326,8 +350,10 @@ layer(TestApiServer.layerWithCluster({ controllers: false }), { excludeTestServi
       const stale = yield* get(server, "/openapi/v3/apis/apps/v1?hash=0123")
       assert.strictEqual(stale.status, 301)
       assert.strictEqual(stale.headers.location, root.paths["apis/apps/v1"].serverRelativeURL)
+      // kube-openapi's 404: no body, no Content-Type
       const missing = yield* get(server, "/openapi/v3/apis/nothing.example.com/v1")
       assert.strictEqual(missing.status, 404)
-      assert.strictEqual(JSON.parse(missing.body.toString()).reason, "NotFound")
+      assert.strictEqual(missing.body.length, 0)
+      assert.isUndefined(missing.headers["content-type"])
     }))
 })

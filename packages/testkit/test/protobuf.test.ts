@@ -54,6 +54,18 @@ describe("envelope", () => {
     assert.isUndefined(encodeObject({ apiVersion: "example.com/v1", kind: "WebApp", metadata: { name: "a" } }))
   })
 
+  it("the discovery documents of /api and /api/v1 name no apiVersion, in JSON and in the envelope", () => {
+    const bytes = encodeObject({ kind: "APIVersions", versions: ["v1"] })!
+    assert.include(unwrap(bytes), { apiVersion: "", kind: "APIVersions" })
+    assert.deepStrictEqual(decodeObject(bytes), { apiVersion: "", kind: "APIVersions", versions: ["v1"] })
+    assert.strictEqual(messageOf("v1", "APIResourceList"), "meta.v1.APIResourceList")
+    assert.strictEqual(
+      messageOf("apidiscovery.k8s.io/v2", "APIGroupDiscoveryList"),
+      "apidiscovery.v2.APIGroupDiscoveryList"
+    )
+    assert.isUndefined(messageOf("apps/v1", "APIResourceList"))
+  })
+
   it("meta kinds are known in every group version", () => {
     assert.strictEqual(messageOf("apps/v1", "DeleteOptions"), "meta.v1.DeleteOptions")
     assert.strictEqual(messageOf("v1", "Status"), "meta.v1.Status")
@@ -243,7 +255,11 @@ const servedKinds: ReadonlyArray<readonly [string, string, string]> = [
   ["v1", "Status", "meta.v1.Status"],
   ["v1", "DeleteOptions", "meta.v1.DeleteOptions"],
   ["v1", "PodList", "core.v1.PodList"],
-  ["apps/v1", "DeploymentList", "apps.v1.DeploymentList"]
+  ["apps/v1", "DeploymentList", "apps.v1.DeploymentList"],
+  ["v1", "APIResourceList", "meta.v1.APIResourceList"],
+  ["v1", "APIGroupList", "meta.v1.APIGroupList"],
+  ["v1", "APIVersions", "meta.v1.APIVersions"],
+  ["apidiscovery.k8s.io/v2", "APIGroupDiscoveryList", "apidiscovery.v2.APIGroupDiscoveryList"]
 ]
 
 describe("round trip", () => {
@@ -312,6 +328,23 @@ layer(TestApiServer.layerWithCluster(), { excludeTestServices: true })("TestApiS
       assert.strictEqual(decoded.kind, "ConfigMapList")
       assert.deepStrictEqual(decoded.items.map((i: Obj) => i.metadata.name), ["proto-cm"])
       assert.isString(decoded.metadata.resourceVersion)
+    }))
+
+  it.effect("discovery documents in protobuf: legacy when asked plainly, aggregated when asked as such", () =>
+    Effect.gen(function*() {
+      const server = yield* TestApiServer.TestApiServer
+      for (const path of ["/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1"]) {
+        const json = JSON.parse((yield* request(server, "GET", path, { accept: "application/json" })).body.toString())
+        const proto = yield* request(server, "GET", path, { accept: PROTO })
+        assert.strictEqual(proto.status, 200, path)
+        assert.strictEqual(proto.contentType, PROTO, path)
+        assert.deepStrictEqual(decodeObject(proto.body), { apiVersion: "", ...json }, path)
+      }
+      const AGGREGATED = "g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+      const json = yield* request(server, "GET", "/apis", { accept: `application/json;${AGGREGATED}` })
+      const proto = yield* request(server, "GET", "/apis", { accept: `${PROTO};${AGGREGATED},application/json` })
+      assert.strictEqual(proto.contentType, `${PROTO};${AGGREGATED}`)
+      assert.deepStrictEqual(decodeObject(proto.body), JSON.parse(json.body.toString()))
     }))
 
   it.effect("JSON when JSON is asked first, for tables, and for kinds without a message", () =>

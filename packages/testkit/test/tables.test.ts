@@ -7,6 +7,8 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestApiServer, TestCluster } from "../src/index.js"
 import * as Table from "../src/internal/http/table.js"
+import { tableColumns } from "../src/internal/http/tableColumns.generated.js"
+import { builtins, fromCrd } from "../src/internal/registry.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as Kubectl from "./support/kubectl.js"
 
@@ -302,5 +304,65 @@ describe("table cells", () => {
     )
     assert.strictEqual(ago(-10), "<invalid>")
     assert.strictEqual(Table.age(undefined, now), "<unknown>")
+  })
+})
+
+describe("table columns", () => {
+  const columnsOf = (group: string, plural: string) =>
+    Table.table(builtins.find((t) => t.group === group && t.plural === plural)!, [], {}, "None", 0).columnDefinitions
+
+  it("a built-in kind's columns are upstream's, full documentation and an empty format included", () => {
+    // the kinds whose cells table.ts prints, and one of kindTables.ts'
+    for (
+      const [group, plural] of [["", "configmaps"], ["", "secrets"], ["", "pods"], ["apps", "deployments"], [
+        "",
+        "events"
+      ], ["batch", "jobs"]]
+    ) {
+      const expected = tableColumns[`${group}/${plural}`]!.map(([name, type, format, priority, description]) => ({
+        name,
+        type,
+        format,
+        description,
+        priority
+      }))
+      const actual = columnsOf(group, plural).filter((c) => c.format !== "name")
+      assert.deepStrictEqual(actual, expected, `${group}/${plural}`)
+    }
+    assert.deepStrictEqual(columnsOf("", "configmaps")[1], {
+      name: "Data",
+      type: "string",
+      format: "",
+      description:
+        "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.",
+      priority: 0
+    })
+    // NAME first with format `name`; the event printers put it last, with `-o wide`
+    assert.include(columnsOf("", "configmaps")[0], { name: "Name", format: "name", priority: 0 })
+    assert.include(columnsOf("", "events").at(-1), { name: "Name", format: "name", priority: 1 })
+  })
+
+  it("a custom resource's printer columns carry their format, empty when the CRD names none", () => {
+    const [rt] = fromCrd({
+      spec: {
+        group: "example.com",
+        scope: "Namespaced",
+        names: { plural: "widgets", kind: "Widget" },
+        versions: [{
+          name: "v1",
+          served: true,
+          storage: true,
+          additionalPrinterColumns: [
+            { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
+            { name: "Ratio", type: "number", format: "float", jsonPath: ".spec.ratio" }
+          ]
+        }]
+      }
+    })
+    const columns = Table.table(rt!, [], {}, "None", 0).columnDefinitions
+    assert.deepStrictEqual(columns.map((c) => [c.name, c.format]), [["Name", "name"], ["Replicas", ""], [
+      "Ratio",
+      "float"
+    ]])
   })
 })

@@ -54,7 +54,7 @@ export const bookmarkFor = (core: Core, rt: ResourceType, from: number | undefin
 
 /** kube-apiserver's answer to a resourceVersion it did not reach within the wait. */
 export const tooLarge = (from: number, core: Core): ApiError.ApiError =>
-  ApiError.make(504, "Timeout", `Too large resource version: ${from}, current: ${core.resourceVersion()}`, {
+  ApiError.make(504, "Timeout", `Timeout: Too large resource version: ${from}, current: ${core.resourceVersion()}`, {
     causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
     retryAfterSeconds: 1
   })

@@ -22,6 +22,20 @@ export type ParseResult = { readonly _tag: "Ok"; readonly requirements: Readonly
 const qualifiedName =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/
 const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
+const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+const namePart = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/
+
+// apimachinery's validation messages (k8s.io/apimachinery/pkg/util/validation), with their examples and regexps
+
+/** What a qualified name's name part must consist of. */
+export const QUALIFIED =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+/** What an RFC 1123 subdomain must consist of. */
+export const DNS_SUBDOMAIN =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+/** What a label value must consist of. */
+export const LABEL_VALUE =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 
 export const isQualifiedName = (key: string): boolean => {
   if (!qualifiedName.test(key)) return false
@@ -31,124 +45,210 @@ export const isQualifiedName = (key: string): boolean => {
 
 export const isLabelValue = (value: string): boolean => value.length <= 63 && labelValue.test(value)
 
-type Token = { kind: "id"; text: string } | { kind: "op"; text: string }
+/** Why a label key is not one, as a selector words it (`IsQualifiedName`, label key wording); empty if valid. */
+const labelKeyErrors = (key: string): Array<string> => {
+  const parts = key.split("/")
+  if (parts.length > 2) {
+    return [`a valid label key ${QUALIFIED} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`]
+  }
+  const errs: Array<string> = []
+  if (parts.length === 2) {
+    const prefix = parts[0]!
+    if (prefix === "") errs.push("prefix part must be non-empty")
+    else {
+      if (prefix.length > 253) errs.push("prefix part must be no more than 253 characters")
+      if (!dnsSubdomain.test(prefix)) errs.push(`prefix part ${DNS_SUBDOMAIN}`)
+    }
+  }
+  const name = parts[parts.length - 1]!
+  if (name === "") errs.push("name part must be non-empty")
+  else if (name.length > 63) errs.push("name part must be no more than 63 bytes")
+  if (!namePart.test(name)) errs.push(`name part ${QUALIFIED}`)
+  return errs
+}
 
-const tokenize = (input: string): Array<Token> | string => {
+/** Why a label value is not one (`IsValidLabelValue`); empty if valid. */
+const labelValueErrors = (value: string): Array<string> => [
+  ...(value.length > 63 ? ["must be no more than 63 bytes"] : []),
+  ...(value !== "" && !labelValue.test(value) ? [LABEL_VALUE] : [])
+]
+
+// -----------------------------------------------------------------------------------------------------------------
+// the selector grammar, with apimachinery's lexer (`labels.Lexer`) and parser (`labels.Parser`) behaviour
+
+type Token =
+  | { readonly kind: "end"; readonly text: "" }
+  | { readonly kind: "id"; readonly text: string }
+  | { readonly kind: "op"; readonly text: string }
+
+const symbols = new Set(["!", "!=", "(", ")", ",", "=", "==", ">", "<"])
+const isSymbolStart = (c: string): boolean => "=!(),><".includes(c)
+const isSpace = (c: string): boolean => c === " " || c === "\t" || c === "\r" || c === "\n"
+
+/** Identifiers run to whitespace or a symbol; a symbol is the longest of `symbols`; NUL ends the input as Go's does. */
+const tokenize = (input: string): Array<Token> => {
   const tokens: Array<Token> = []
   let i = 0
-  while (i < input.length) {
-    const c = input[i]!
-    if (c === " " || c === "\t") {
-      i++
-      continue
-    }
-    const two = input.slice(i, i + 2)
-    if (two === "==" || two === "!=") {
-      tokens.push({ kind: "op", text: two })
-      i += 2
-      continue
-    }
-    if ("=!(),<>".includes(c)) {
-      tokens.push({ kind: "op", text: c })
-      i++
+  for (;;) {
+    while (i < input.length && isSpace(input[i]!)) i++
+    if (i >= input.length || input[i] === "\0") break
+    if (isSymbolStart(input[i]!)) {
+      let text = input[i]!
+      while (i + text.length < input.length && symbols.has(text + input[i + text.length]!)) {
+        text += input[i + text.length]!
+      }
+      tokens.push({ kind: "op", text })
+      i += text.length
       continue
     }
     let j = i
-    while (j < input.length && !" \t=!(),<>".includes(input[j]!)) j++
+    while (j < input.length && input[j] !== "\0" && !isSpace(input[j]!) && !isSymbolStart(input[j]!)) j++
     tokens.push({ kind: "id", text: input.slice(i, j) })
     i = j
   }
+  tokens.push({ kind: "end", text: "" })
   return tokens
 }
 
+const isOp = (t: Token, text: string): boolean => t.kind === "op" && t.text === text
+
+/** A field error of a requirement, as `field.Error` prints it (the value quoted, as Go's `%q`). */
+const fieldError = (field: string, value: string, detail: string): string =>
+  `${field}: Invalid value: ${JSON.stringify(value)}: ${detail}`
+
+/** Why one requirement does not parse (reported as `unable to parse requirement: <why>`). */
+interface Failure {
+  readonly why: string
+}
+const failure = (why: string): Failure => ({ why })
+const isFailure = (u: unknown): u is Failure => typeof u === "object" && u !== null && "why" in u
+
+const int64Text = /^[-+]?\d+$/
+/** Whether Go's `strconv.ParseInt(v, 10, 64)` accepts the text. */
+const isInt64Text = (v: string): boolean => int64Text.test(v) && BigInt(v) >= -(2n ** 63n) && BigInt(v) < 2n ** 63n
+
+/** The values of a requirement, checked as `labels.NewRequirement` checks them (all errors, aggregated). */
+const checkValues = (key: string, operator: Operator, values: ReadonlyArray<string>): Failure | undefined => {
+  const errors: Array<string> = []
+  if (operator === ">" || operator === "<") {
+    values.forEach((v, i) => {
+      if (!isInt64Text(v)) {
+        errors.push(fieldError(`values[${i}]`, v, "for 'Gt', 'Lt' operators, the value must be an integer"))
+      }
+    })
+  }
+  values.forEach((v, i) => {
+    const why = labelValueErrors(v)
+    if (why.length > 0) errors.push(fieldError(`values[${i}][${key}]`, v, why.join("; ")))
+  })
+  const unique = [...new Set(errors)]
+  if (unique.length === 0) return undefined
+  return failure(unique.length === 1 ? unique[0]! : `[${unique.join(", ")}]`)
+}
+
+/**
+ * Parses a selector as `labels.Parse` does; the error is the text kube-apiserver answers in its 400 (a
+ * requirement's own errors prefixed `unable to parse requirement: `, its values' in field-error form,
+ * `values[0][tier]: Invalid value: …`). Values of `in`/`notin` are a set: deduplicated and sorted.
+ */
 export const parse = (input: string): ParseResult => {
   const tokens = tokenize(input)
-  if (typeof tokens === "string") return { _tag: "Err", message: tokens }
-  const requirements: Array<Requirement> = []
   let pos = 0
-  const peek = (): Token | undefined => tokens[pos]
-  const err = (message: string): ParseResult => ({ _tag: "Err", message: `unable to parse requirement: ${message}` })
-  if (tokens.length === 0) return { _tag: "Ok", requirements }
-  while (pos < tokens.length) {
-    let t = peek()
-    let negated = false
-    if (t?.kind === "op" && t.text === "!") {
-      negated = true
-      pos++
-      t = peek()
+  const peek = (): Token => tokens[pos]!
+  const next = (): Token => tokens[Math.min(pos++, tokens.length - 1)]!
+
+  /** The values inside `( … )` up to (not including) the closing parenthesis; `(,`, `,,` and `,)` add "". */
+  const identifiers = (values: Set<string>): Failure | undefined => {
+    for (;;) {
+      const t = next()
+      if (t.kind === "id") {
+        values.add(t.text)
+        const after = peek()
+        if (isOp(after, ")")) return undefined
+        if (!isOp(after, ",")) return failure(`found '${after.text}', expected: ',' or ')'`)
+      } else if (isOp(t, ",")) {
+        if (values.size === 0) values.add("")
+        const after = peek()
+        if (isOp(after, ")")) {
+          values.add("")
+          return undefined
+        }
+        if (isOp(after, ",")) {
+          next()
+          values.add("")
+        }
+      } else return failure(`found '${t.text}', expected: ',', or identifier`)
     }
-    if (t?.kind !== "id") return err(`found '${t?.text ?? "end of string"}', expected: identifier`)
-    const key = t.text
-    if (!isQualifiedName(key)) return err(`invalid label key "${key}"`)
-    pos++
-    if (negated) {
-      requirements.push({ key, operator: "!", values: [] })
-    } else {
-      const op = peek()
-      if (op === undefined || (op.kind === "op" && op.text === ",")) {
-        requirements.push({ key, operator: "exists", values: [] })
-      } else if (op.kind === "op" && ["=", "==", "!="].includes(op.text)) {
-        pos++
-        const v = peek()
-        let value = ""
-        if (v?.kind === "id") {
-          value = v.text
-          pos++
-        } else if (v !== undefined && !(v.kind === "op" && v.text === ",")) {
-          return err(`found '${v.text}', expected: identifier`)
-        }
-        if (!isLabelValue(value)) return err(`invalid label value: "${value}"`)
-        requirements.push({ key, operator: op.text === "!=" ? "!=" : "=", values: [value] })
-      } else if (op.kind === "op" && (op.text === ">" || op.text === "<")) {
-        pos++
-        const v = peek()
-        if (v?.kind !== "id" || !/^-?\d+$/.test(v.text)) {
-          return err(`for '${op.text}' operator, the value must be an integer`)
-        }
-        pos++
-        requirements.push({ key, operator: op.text as ">" | "<", values: [v.text] })
-      } else if (op.kind === "id" && (op.text === "in" || op.text === "notin")) {
-        pos++
-        if (!(peek()?.kind === "op" && peek()!.text === "(")) {
-          return err(`found '${peek()?.text ?? "end of string"}', expected: '('`)
-        }
-        pos++
-        const values: Array<string> = []
-        for (;;) {
-          const v = peek()
-          if (v === undefined) return err("found end of string, expected: ')'")
-          if (v.kind === "op" && v.text === ")") {
-            pos++
-            break
-          }
-          if (v.kind === "op" && v.text === ",") {
-            pos++
-            if (values.length === 0 || (peek()?.kind === "op" && [",", ")"].includes(peek()!.text))) values.push("")
-            continue
-          }
-          if (v.kind !== "id") return err(`found '${v.text}', expected: identifier`)
-          if (!isLabelValue(v.text)) return err(`invalid label value: "${v.text}"`)
-          values.push(v.text)
-          pos++
-        }
-        if (op.text === "in" && values.length === 0) {
-          return err("for 'in', 'notin' operators, values set can't be empty")
-        }
-        requirements.push({ key, operator: op.text, values })
-      } else {
-        return err(`found '${op.text}', expected: in, notin, =, ==, !=, gt, lt`)
-      }
-    }
-    const sep = peek()
-    if (sep === undefined) break
-    if (sep.kind === "op" && sep.text === ",") {
-      pos++
-      if (peek() === undefined) return err("found end of string, expected: identifier")
-      continue
-    }
-    return err(`found '${sep.text}', expected: ',' or 'end of string'`)
   }
-  return { _tag: "Ok", requirements }
+
+  const values = (operator: Operator): Set<string> | Failure => {
+    const out = new Set<string>()
+    if (operator === "in" || operator === "notin") {
+      const open = next()
+      if (!isOp(open, "(")) return failure(`found '${open.text}' expected: '('`)
+      const first = peek()
+      if (isOp(first, ")")) {
+        next()
+        out.add("")
+        return out
+      }
+      if (first.kind !== "id" && !isOp(first, ",")) {
+        return failure(`found '${first.text}', expected: ',', ')' or identifier`)
+      }
+      const failed = identifiers(out)
+      if (failed !== undefined) return failed
+      next()
+      return out
+    }
+    const v = peek()
+    if (v.kind === "end" || isOp(v, ",")) out.add("")
+    else if (v.kind === "id") out.add(next().text)
+    else return failure(`found '${next().text}', expected: identifier`)
+    return out
+  }
+
+  const requirement = (): Requirement | Failure => {
+    let t = next()
+    const negated = isOp(t, "!")
+    if (negated) t = next()
+    if (t.kind !== "id") return failure(`found '${t.text}', expected: identifier`)
+    const key = t.text
+    const keyErrors = labelKeyErrors(key)
+    if (keyErrors.length > 0) return failure(fieldError("<nil>", key, keyErrors.join("; ")))
+    const after = peek()
+    if (negated || after.kind === "end" || isOp(after, ",")) {
+      return { key, operator: negated ? "!" : "exists", values: [] }
+    }
+    const op = next()
+    let operator: Operator
+    if (op.kind === "id" && (op.text === "in" || op.text === "notin")) operator = op.text
+    else if (isOp(op, "=") || isOp(op, "==")) operator = "="
+    else if (isOp(op, "!=") || isOp(op, ">") || isOp(op, "<")) operator = op.text as Operator
+    else return failure(`found '${op.text}', expected: in, notin, =, ==, !=, gt, lt`)
+    const parsed = values(operator)
+    if (isFailure(parsed)) return parsed
+    const list = [...parsed].sort()
+    return checkValues(key, operator, list) ?? { key, operator, values: list }
+  }
+
+  const requirements: Array<Requirement> = []
+  for (;;) {
+    const t = peek()
+    if (t.kind === "end") return { _tag: "Ok", requirements }
+    if (t.kind !== "id" && !isOp(t, "!")) {
+      return { _tag: "Err", message: `found '${t.text}', expected: !, identifier, or 'end of string'` }
+    }
+    const r = requirement()
+    if (isFailure(r)) return { _tag: "Err", message: `unable to parse requirement: ${r.why}` }
+    requirements.push(r)
+    const sep = next()
+    if (sep.kind === "end") return { _tag: "Ok", requirements }
+    if (!isOp(sep, ",")) return { _tag: "Err", message: `found '${sep.text}', expected: ',' or 'end of string'` }
+    const following = peek()
+    if (following.kind !== "id" && !isOp(following, "!")) {
+      return { _tag: "Err", message: `found '${following.text}', expected: identifier after ','` }
+    }
+  }
 }
 
 export const matches = (

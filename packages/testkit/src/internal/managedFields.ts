@@ -305,8 +305,10 @@ export const afterUpdate = (
   for (const e of entries) for (const k of removed) e.paths.delete(k)
   if (changed.length > 0) {
     for (const e of entries) for (const path of changed) e.paths.delete(pathKey(path))
-    const entry = findEntry(entries, manager, "Update", subresource, newObj.apiVersion, time)
-    entry.time = time
+    // kube-apiserver's scale handler records the `/scale` writer's entry without a time
+    const at = subresource === "scale" ? undefined : time
+    const entry = findEntry(entries, manager, "Update", subresource, newObj.apiVersion, at)
+    entry.time = at
     entry.apiVersion = newObj.apiVersion
     for (const path of changed) entry.paths.set(pathKey(path), path)
   }

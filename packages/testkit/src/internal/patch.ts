@@ -34,7 +34,7 @@ export const jsonPatch = (target: Obj, operations: unknown): Obj => {
  * known merge keys (containers by name, ports, env, conditions by type, …) are
  * merged item by item, `$patch: delete` / `$patch: replace` work on items and
  * maps, `$deleteFromPrimitiveList/<field>` works, and other directives
- * (`$setElementOrder`, `$retainKeys`) are ignored.
+ * (`$setElementOrder`, `$retainKeys`) are ignored. A merged list is in upstream's element order (`inPatchOrder`).
  */
 export const strategicMergePatch = (rt: ResourceType, target: unknown, patch: unknown): unknown =>
   smp(rt, target, patch, "")
@@ -88,17 +88,57 @@ const mergeList = (
     for (const item of patch) if (!out.some((x) => deepEqual(x, item))) out.push(item)
     return out
   }
-  const sameKey = (a: unknown, b: Obj) => isObject(a) && itemKey(a, mergeKeys) === itemKey(b, mergeKeys)
+  const keyOf = (x: unknown): string | undefined => (isObject(x) ? itemKey(x, mergeKeys) : undefined)
   const out: Array<unknown> = [...live]
+  // the keys the patch merges (not deletes), in the patch's order
+  const patchKeys: Array<string> = []
   for (const item of patch) {
     if (!isObject(item)) continue
-    const i = out.findIndex((x) => sameKey(x, item))
+    const key = itemKey(item, mergeKeys)
+    const i = out.findIndex((x) => keyOf(x) === key)
     if (item.$patch === "delete") {
       if (i >= 0) out.splice(i, 1)
       continue
     }
+    if (!patchKeys.includes(key)) patchKeys.push(key)
     if (i >= 0) out[i] = smp(rt, out[i], item, `${schemaPath}[]`)
     else out.push(stripDirectives(item))
+  }
+  return inPatchOrder(out, live.map(keyOf), patchKeys, keyOf)
+}
+
+/**
+ * The order of a merged list (strategic merge's element order): the patched items in the patch's order, the
+ * live-only ones in the live order, interleaved so that a live-only item comes before a patched one only when both
+ * are live and the live list has it first — so items new to the list come before the live items left after them.
+ */
+const inPatchOrder = (
+  merged: ReadonlyArray<unknown>,
+  liveKeys: ReadonlyArray<string | undefined>,
+  patchKeys: ReadonlyArray<string>,
+  keyOf: (x: unknown) => string | undefined
+): Array<unknown> => {
+  const patched = patchKeys.map((k) => merged.find((x) => keyOf(x) === k)).filter((x) => x !== undefined)
+  const liveOnly = merged.filter((x) => {
+    const k = keyOf(x)
+    return k === undefined || !patchKeys.includes(k)
+  })
+  const liveIndex = (x: unknown): number => {
+    const k = keyOf(x)
+    return k === undefined ? -1 : liveKeys.indexOf(k)
+  }
+  const out: Array<unknown> = []
+  let i = 0
+  let j = 0
+  while (i < liveOnly.length || j < patched.length) {
+    if (j >= patched.length) out.push(liveOnly[i++])
+    else if (i >= liveOnly.length) out.push(patched[j++])
+    else {
+      const a = liveIndex(liveOnly[i])
+      const b = liveIndex(patched[j])
+      if (a >= 0 && b >= 0 && a < b) out.push(liveOnly[i++])
+      else out.push(patched[j++])
+    }
   }
   return out
 }

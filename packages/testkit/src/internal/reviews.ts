@@ -84,5 +84,5 @@ export const review = (rt: ResourceType, obj: Obj): KubeObject => {
       }
     } as unknown as KubeObject
   }
-  throw ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+  throw ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {})
 }

@@ -13,7 +13,7 @@ import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
 import type { Core, PatchType, WriteOptions } from "./store.js"
 
 const notServed = (): ApiError.ApiError =>
-  ApiError.make(404, "NotFound", "the server could not find the requested resource")
+  ApiError.make(404, "NotFound", "the server could not find the requested resource", {})
 
 /** The scale paths of a kind, or a 404 as for any path the server does not serve. */
 export const scaleOf = (rt: ResourceType): ScaleSubresource => {

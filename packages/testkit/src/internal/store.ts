@@ -12,12 +12,12 @@ import * as Events from "./events.js"
 import { FaultState } from "./faults.js"
 import * as FieldSelectors from "./fieldSelectors.js"
 import * as FieldValidation from "./fieldValidation.js"
-import { clone, deepEqual, formatTime, isObject, type Obj } from "./json.js"
+import { clone, deepEqual, formatTime, goContinueToken, isObject, type Obj } from "./json.js"
 import { type FieldRequirement, matches, parse as parseLabels, type Requirement } from "./labelSelector.js"
 import * as ManagedFields from "./managedFields.js"
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
 import type { Change, CoreStorage, Journal } from "./persistence.js"
-import { fromCrd, Registry, storageKey } from "./registry.js"
+import { fromCrd, isBuiltinGroup, Registry, storageKey } from "./registry.js"
 import { review } from "./reviews.js"
 import * as Structural from "./structural.js"
 import { defaultAlways, defaultOnCreate, validate, validateName } from "./validation.js"
@@ -117,10 +117,38 @@ export const notFound = (rt: ResourceType, name: string): ApiError.ApiError =>
 
 export const badRequest = (message: string): ApiError.ApiError => ApiError.make(400, "BadRequest", message)
 
+/**
+ * The answer to a delete: the object while something holds it (a `deletionTimestamp`: finalizers, the garbage
+ * collector's `foregroundDeletion` / `orphan`, a terminating namespace), answered as it was once marked even when
+ * the embedded collector finished at once; a success Status when the delete removed it outright (kube-apiserver).
+ */
+export const deleteAnswer = (
+  rt: ResourceType,
+  name: string,
+  result: { readonly object: KubeObject }
+): { readonly _tag: "Object"; readonly object: KubeObject } | { readonly _tag: "Status"; readonly status: Obj } =>
+  result.object.metadata.deletionTimestamp !== undefined
+    ? { _tag: "Object", object: result.object }
+    : {
+      _tag: "Status",
+      status: {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Success",
+        details: { name, ...groupOf(rt), kind: rt.plural, uid: result.object.metadata.uid }
+      }
+    }
+
 const expired = (message: string): ApiError.ApiError => ApiError.make(410, "Expired", message)
 
 const parseRv = (value: string): number => {
-  if (!/^\d+$/.test(value)) throw badRequest(`invalid resource version "${value}"`)
+  if (!/^\d+$/.test(value)) {
+    const quoted = JSON.stringify(value)
+    throw badRequest(
+      `invalid resource version: resourceVersion: Invalid value: ${quoted}: strconv.ParseUint: parsing ${quoted}: invalid syntax`
+    )
+  }
   return Number(value)
 }
 
@@ -406,11 +434,11 @@ export class Core {
           throw expired(`too old resource version: ${requested} (${this.compactedRv + 1})`)
         }
         if (requested > this.rv) {
-          throw ApiError.make(504, "Timeout", `Too large resource version: ${requested}, current: ${this.rv}`)
+          throw ApiError.make(504, "Timeout", `Timeout: Too large resource version: ${requested}, current: ${this.rv}`)
         }
         at = requested
       } else if (requested > this.rv) {
-        throw ApiError.make(504, "Timeout", `Too large resource version: ${requested}, current: ${this.rv}`, {
+        throw ApiError.make(504, "Timeout", `Timeout: Too large resource version: ${requested}, current: ${this.rv}`, {
           causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
           retryAfterSeconds: 1
         })
@@ -450,7 +478,7 @@ export class Core {
   private labelRequirements(selector: string | undefined): ReadonlyArray<Requirement> {
     if (selector === undefined) return []
     const parsed = parseLabels(selector)
-    if (parsed._tag === "Err") throw badRequest(`unable to parse requirement: ${parsed.message}`)
+    if (parsed._tag === "Err") throw badRequest(parsed.message)
     return parsed.requirements
   }
 
@@ -536,8 +564,11 @@ export class Core {
     else if (e.type === "DELETED") type = before ? "DELETED" : undefined
     else type = now && before ? "MODIFIED" : now ? "ADDED" : before ? "DELETED" : undefined
     if (type === undefined) return
+    // an object leaving the selection goes as DELETED in the state that matched, at the event's resourceVersion
+    const leaving = type === "DELETED" && e.type === "MODIFIED"
+    const object = leaving ? { ...e.prev!, metadata: { ...e.prev!.metadata, resourceVersion: String(e.rv) } } : e.object
     try {
-      w.sink({ type, object: this.present(w.rt, e.object) })
+      w.sink({ type, object: this.present(w.rt, object) })
     } catch {
       this.watchers.delete(w)
     }
@@ -612,14 +643,55 @@ export class Core {
       )
     }
     if (body.kind !== undefined && body.kind !== rt.kind) {
+      // a built-in body of another kind of the group version decodes as that kind, which does not convert
+      if (
+        isBuiltinGroup(rt.group) && typeof body.kind === "string" &&
+        this.registry.byKind(rt.group, rt.version, body.kind) !== undefined
+      ) {
+        const internal = rt.group === "" ? "core" : rt.group.split(".")[0]
+        throw badRequest(
+          `${body.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: converting (${rt.version}.${body.kind}) to (${internal}.${rt.kind}): unknown conversion`
+        )
+      }
       throw badRequest(`the kind in the data (${body.kind}) does not match the expected kind (${rt.kind})`)
     }
+    if (isBuiltinGroup(rt.group) && isObject(body.metadata)) this.checkMetaTypes(rt, body.metadata)
     const out = clone(body)
     out.apiVersion = expected
     out.kind = rt.kind
     out.metadata ??= {}
+    if (isBuiltinGroup(rt.group)) nullsAsGoDecodes(out.metadata)
     FieldValidation.pruneUndeclared(rt, out)
     return out
+  }
+
+  /**
+   * The typed decoding of a built-in object's metadata: a value of the wrong JSON type is refused as Go's decoder
+   * words it (`json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.name of type string`).
+   */
+  private checkMetaTypes(rt: ResourceType, metadata: Obj): void {
+    const refuse = (value: unknown, field: string, type: string) => {
+      const json = value === null
+        ? "null"
+        : Array.isArray(value)
+        ? "array"
+        : typeof value === "boolean"
+        ? "bool"
+        : typeof value
+      throw badRequest(
+        `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: json: cannot unmarshal ${json} into Go struct field ObjectMeta.metadata.${field} of type ${type}`
+      )
+    }
+    for (const field of ["name", "generateName", "namespace", "uid", "resourceVersion"]) {
+      const value = metadata[field]
+      if (value !== undefined && value !== null && typeof value !== "string") refuse(value, field, "string")
+    }
+    for (const field of ["labels", "annotations"]) {
+      const value = metadata[field]
+      if (value === undefined || value === null) continue
+      if (!isObject(value)) refuse(value, field, "map[string]string")
+      for (const v of Object.values(value as Obj)) if (v !== null && typeof v !== "string") refuse(v, field, "string")
+    }
   }
 
   private checkNamespace(rt: ResourceType, namespace: string | undefined, name: string): void {
@@ -812,12 +884,24 @@ export class Core {
     return obj
   }
 
+  /** PUT: `replace`, refused without `metadata.resourceVersion` for the kinds that need one (see `conditionalOnly`). */
   update(
     rt: ResourceType,
     namespace: string | undefined,
     name: string,
     body: unknown,
     options: WriteOptions
+  ): KubeObject {
+    return this.replace(rt, namespace, name, body, options, true)
+  }
+
+  private replace(
+    rt: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: WriteOptions,
+    put: boolean
   ): KubeObject {
     if (Events.isEventsV1(rt)) return Events.updateV1(this, rt, namespace, name, body, options)
     // "scale": the parent write of a `/scale` update (scale.ts), recorded in managedFields as the scale subresource
@@ -837,6 +921,16 @@ export class Core {
       candidate.metadata.namespace !== existing.metadata.namespace
     ) {
       throw badRequest("the namespace of the provided object does not match the namespace sent on the request")
+    }
+    const rv = candidate.metadata.resourceVersion
+    if (put && (rv === undefined || rv === "") && conditionalOnly(rt)) {
+      const message = "Invalid value: 0: must be specified for an update"
+      throw ApiError.make(
+        422,
+        "Invalid",
+        `${qualified(rt)} "${name}" is invalid: metadata.resourceVersion: ${message}`,
+        { ...details(rt, name), causes: [{ reason: "FieldValueInvalid", message, field: "metadata.resourceVersion" }] }
+      )
     }
     const manager = options.fieldManager ?? "unknown"
     const subresource = options.subresource
@@ -988,7 +1082,7 @@ export class Core {
     else if (!isObject(patch)) throw badRequest("the patch must be a JSON object")
     else patched = type === "merge" ? mergePatch(base, patch) : strategicMergePatch(rt, base, patch)
     if (!isObject(patched)) throw ApiError.make(422, "Invalid", "the patched object is not a JSON object")
-    return { object: this.update(rt, namespace, name, patched, options), created: false }
+    return { object: this.replace(rt, namespace, name, patched, options, false), created: false }
   }
 
   private apply(
@@ -1137,7 +1231,6 @@ export class Core {
   ): { readonly object: Obj; readonly deleted: boolean } {
     if (existing.metadata.deletionTimestamp !== undefined) return { object: existing, deleted: false }
     const uid = existing.metadata.uid as string
-    if (policy === "Orphan") this.orphanDependents(uid)
     const next = this.markedForDeletion(rt, existing, policy)
     if (next !== undefined) {
       delete next.metadata.resourceVersion
@@ -1149,8 +1242,11 @@ export class Core {
         }
         this.releaseForeground(uid)
       }
-      // the garbage collector orphaned the dependents above, then removes its finalizer
-      if (finalizersOf(next).includes(ORPHAN)) this.releaseFinalizer(uid, ORPHAN)
+      // the garbage collector, once the owner is marked: it orphans the dependents, then removes its finalizer
+      if (policy === "Orphan") {
+        this.orphanDependents(uid)
+        this.releaseFinalizer(uid, ORPHAN)
+      }
       if (rt.kind === "Namespace" && rt.group === "") {
         if (this.namespaceLifecycle) this.deleteNamespaceContents(existing.metadata.name)
         this.finishNamespace(existing.metadata.name)
@@ -1208,6 +1304,7 @@ export class Core {
     return out
   }
 
+  /** Removes the owner reference to `uid` from its dependents, as the garbage collector's patch does. */
   private orphanDependents(uid: string): void {
     for (const dep of this.dependentsOf(uid)) {
       const next = clone(dep.obj)
@@ -1215,6 +1312,17 @@ export class Core {
       if (refs.length === 0) delete next.metadata.ownerReferences
       else next.metadata.ownerReferences = refs
       delete next.metadata.resourceVersion
+      // a write that only removes: the fields leave their managers, the collector owns nothing new
+      const entries = ManagedFields.afterUpdate(
+        dep.rt,
+        dep.obj,
+        next,
+        "kube-controller-manager",
+        undefined,
+        formatTime(this.now())
+      )
+      if (entries.length > 0) next.metadata.managedFields = entries
+      else delete next.metadata.managedFields
       this.commit(dep.rt, "MODIFIED", next, dep.obj)
     }
   }
@@ -1272,6 +1380,42 @@ export class Core {
   }
 }
 
+/**
+ * The kinds whose update must name the resourceVersion it replaces (their strategies refuse an unconditional
+ * update; kube-apiserver 1.36 answered 422 for exactly these, 200 for the other built-in kinds): custom resources,
+ * CRDs, APIServices, the admission configurations and policies, Leases, PodDisruptionBudgets, RuntimeClasses and
+ * the CSI objects of storage.k8s.io.
+ */
+const conditionalOnly = (rt: ResourceType): boolean =>
+  !isBuiltinGroup(rt.group) || conditionalGroups.has(rt.group) || conditionalResources.has(`${rt.group}/${rt.plural}`)
+
+const conditionalGroups: ReadonlySet<string> = new Set([
+  "apiextensions.k8s.io",
+  "apiregistration.k8s.io",
+  "admissionregistration.k8s.io"
+])
+
+const conditionalResources: ReadonlySet<string> = new Set([
+  "coordination.k8s.io/leases",
+  "policy/poddisruptionbudgets",
+  "node.k8s.io/runtimeclasses",
+  "storage.k8s.io/csidrivers",
+  "storage.k8s.io/csinodes",
+  "storage.k8s.io/csistoragecapacities",
+  "storage.k8s.io/volumeattachments"
+])
+
+/** A `null` metadata string is absent and a `null` label or annotation value `""`, as Go's decoder reads them. */
+const nullsAsGoDecodes = (metadata: Obj): void => {
+  for (const field of ["name", "generateName", "namespace", "uid", "resourceVersion"]) {
+    if (metadata[field] === null) delete metadata[field]
+  }
+  for (const field of ["labels", "annotations"]) {
+    const map = metadata[field]
+    if (isObject(map)) { for (const [k, v] of Object.entries(map)) if (v === null) map[k] = "" }
+  }
+}
+
 /** Whether `metadata.generation` is kept: the registry's kinds, and Pods (their generation is tracked since 1.33). */
 const tracksGeneration = (rt: ResourceType): boolean => rt.tracksGeneration || (rt.group === "" && rt.kind === "Pod")
 
@@ -1288,13 +1432,9 @@ const encodeContinue = (rv: number, start: string): string =>
   Buffer.from(JSON.stringify({ v: "testkit/v1", rv, start }), "utf8").toString("base64url")
 
 const decodeContinue = (token: string): { readonly rv: number; readonly start: string } => {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"))
-    if (typeof parsed.rv === "number" && typeof parsed.start === "string") return parsed
-  } catch {
-    // fall through
-  }
-  throw badRequest("continue key is not valid: invalid continue token")
+  const decoded = goContinueToken(token, ["testkit/v1"])
+  if ("error" in decoded) throw badRequest(`invalid continue token: ${decoded.error}`)
+  return decoded
 }
 
 /** The index of the first key greater than `key` in sorted `keys`. */

@@ -4,14 +4,16 @@
  * `x-kubernetes-validations` CEL rules), with errors worded and shaped as upstream's field errors.
  *
  * Facts come from k8s.io/apiextensions-apiserver v0.32 (`pkg/apiserver/schema/{pruning,defaulting,objectmeta,
- * listtype,cel}`, `pkg/apiserver/validation`) and k8s.io/kube-openapi (`pkg/validation/{validate,errors,strfmt}`);
- * the code is ours.
+ * listtype,cel}`, `pkg/apiserver/validation`) and k8s.io/kube-openapi (`pkg/validation/{validate,errors,strfmt}`),
+ * the wording and cause order checked against kube-apiserver v1.36.3 (values as 1.36 prints them: `null`, JSON for
+ * structured values, none for an object in a CEL rule's message); the code is ours. One difference stays: upstream
+ * lists the errors of sibling properties in Go map order (random per process), this module in schema order.
  */
 import { type CelEnv, celEnv, celMethod, CelScalar, isCelError, isCelList, listType, parse, plan } from "@bufbuild/cel"
 import { strings } from "@bufbuild/cel/ext"
 import type { StatusCause } from "../ApiError.js"
 import type { ResourceType } from "../ResourceType.js"
-import { deepEqual, isObject, type Obj } from "./json.js"
+import { deepEqual, goFloat, goJson, goPrint, isObject, type Obj } from "./json.js"
 
 /** A JSONSchemaProps object (an `openAPIV3Schema` node). */
 export type Schema = Obj
@@ -51,23 +53,10 @@ export interface FieldError {
   readonly detail: string
 }
 
-/** A Go float64 as `%v` prints it (shortest form, exponent below 1e-4 and from 1e21). */
-const goFloat = (n: number): string => {
-  if (!Number.isFinite(n)) return n > 0 ? "+Inf" : n < 0 ? "-Inf" : "NaN"
-  const abs = Math.abs(n)
-  if (abs !== 0 && (abs < 1e-4 || abs >= 1e21)) {
-    const [mantissa, exp] = n.toExponential().split("e") as [string, string]
-    const sign = exp.startsWith("-") ? "-" : "+"
-    const digits = exp.replace(/^[-+]/, "")
-    return `${mantissa}e${sign}${digits.length < 2 ? `0${digits}` : digits}`
-  }
-  return String(n)
-}
-
 /** A Go `%q` string (JSON quoting is the same for what objects hold, short of rare control characters). */
 const goQuote = (s: string): string => JSON.stringify(s)
 
-/** A decoded JSON value as Go's `%#v` prints `interface{}` values (maps with sorted keys). */
+/** A decoded JSON value as Go's `%#v` prints `interface{}` (maps with sorted keys; kube-openapi's enum lists). */
 const goSharp = (v: unknown, nested = false): string => {
   if (v === null || v === undefined) return nested ? "interface {}(nil)" : "<nil>"
   if (typeof v === "string") return goQuote(v)
@@ -90,12 +79,13 @@ export const errorBody = (e: FieldError): string => {
   ) {
     s = label
   } else {
+    // 1.36: scalars as `%v`/`%q`, nil and structured values as JSON
     const v = e.value
-    if (v === null || v === undefined) s = `${label}: "null"`
+    if (v === null || v === undefined) s = `${label}: null`
     else if (typeof v === "string") s = `${label}: ${goQuote(v)}`
     else if (typeof v === "number") s = `${label}: ${goFloat(v)}`
     else if (typeof v === "boolean") s = `${label}: ${v}`
-    else s = `${label}: ${goSharp(v)}`
+    else s = `${label}: ${goJson(v)}`
   }
   return e.detail.length > 0 ? `${s}: ${e.detail}` : s
 }
@@ -467,11 +457,14 @@ const compilePattern = (pattern: string): RegExp | string => {
   return re
 }
 
-/** The JSON type kube-openapi sees for a decoded value (an integral number is an int64, as Go decodes it). */
+/** Whether Go's unstructured JSON decoding makes a number an int64 (whole and in range) rather than a float64. */
+const isInt64 = (n: number): boolean => Number.isInteger(n) && n >= -(2 ** 63) && n < 2 ** 63
+
+/** The JSON type kube-openapi sees for a decoded value (an int64 is an integer, as Go decodes it). */
 const valueType = (v: unknown): string => {
   if (typeof v === "string") return "string"
   if (typeof v === "boolean") return "boolean"
-  if (typeof v === "number") return Number.isInteger(v) ? "integer" : "number"
+  if (typeof v === "number") return isInt64(v) ? "integer" : "number"
   if (Array.isArray(v)) return "array"
   return "object"
 }
@@ -494,6 +487,29 @@ class Result {
   get valid(): boolean {
     return this.errors.length === 0
   }
+}
+
+const int32 = 2 ** 31
+/**
+ * kube-openapi's capacity check of a number against its schema's type and format (`IsValueValidAgainstRange`): an
+ * integer field must hold a whole number that fits its format (int64 unless int32/uint32/uint64), a float one a
+ * float32. A plain error, reported without a field (`<nil>: Invalid value: "": Checked value must be …`).
+ */
+const rangeError = (data: number, s: Schema, path: string): string | undefined => {
+  const type = typeof s.type === "string" ? s.type : ""
+  const format = typeof s.format === "string" ? s.format : ""
+  const whole = Number.isInteger(data)
+  let fits = true
+  if (type === "integer") {
+    if (format === "int32") fits = whole && data >= -int32 && data < int32
+    else if (format === "uint32") fits = whole && data >= 0 && data < 2 * int32
+    else if (format === "uint64") fits = whole && data >= 0 && data < 2 ** 64
+    else fits = isInt64(data)
+  } else if (format === "float" || format === "float32") fits = Math.abs(data) <= 3.4028234663852886e38
+  if (fits) return undefined
+  return format !== ""
+    ? `Checked value must be of type ${type} with format ${format} in ${path}`
+    : `Checked value must be of type ${type} (default format) in ${path}`
 }
 
 const typeError = (path: string, typeName: string, value: unknown): OpenApiError => ({
@@ -588,6 +604,8 @@ const validateNode = (data: unknown, s: Schema, path: string, old?: Old): Result
   }
   // number
   if (typeof data === "number") {
+    const range = rangeError(data, s, path)
+    if (range !== undefined) result.add({ name: "", code: "other", message: range, value: "" })
     if (typeof s.multipleOf === "number") {
       const f = s.multipleOf
       if (f <= 0) {
@@ -1049,6 +1067,8 @@ const evalRules = (
       typeof rule.fieldPath === "string" && rule.fieldPath !== "" ? fieldPathChild(path, rule.fieldPath) : path
     )
     let detail = message !== "" ? message : `failed rule: ${ruleString}`
+    // 1.36 shows the value itself, but not an object's or a list's
+    const shown = isObject(x) || Array.isArray(x) ? omitted : x
     if (typeof rule.messageExpression === "string" && rule.messageExpression !== "") {
       const msgProgram = compile(rule.messageExpression)
       let msg: unknown
@@ -1061,16 +1081,16 @@ const evalRules = (
     }
     switch (rule.reason) {
       case "FieldValueForbidden":
-        errs.push({ type: "FieldValueForbidden", field, value: type, detail })
+        errs.push({ type: "FieldValueForbidden", field, value: "", detail })
         break
       case "FieldValueRequired":
         errs.push({ type: "FieldValueRequired", field, value: "", detail })
         break
       case "FieldValueDuplicate":
-        errs.push({ type: "FieldValueDuplicate", field, value: type, detail: "" })
+        errs.push({ type: "FieldValueDuplicate", field, value: shown, detail: "" })
         break
       default:
-        errs.push({ type: "FieldValueInvalid", field, value: type, detail })
+        errs.push({ type: "FieldValueInvalid", field, value: shown, detail })
     }
   }
 }
@@ -1122,6 +1142,68 @@ const validateCel = (
 }
 
 // -----------------------------------------------------------------------------------------------------------------
+// scale paths
+
+/** Go's `%T` of a decoded JSON value (`unstructured` decodes whole numbers as int64). */
+const goType = (v: unknown): string =>
+  v === null || v === undefined
+    ? "<nil>"
+    : typeof v === "string"
+    ? "string"
+    : typeof v === "boolean"
+    ? "bool"
+    : typeof v === "number"
+    ? isInt64(v) ? "int64" : "float64"
+    : Array.isArray(v)
+    ? "[]interface {}"
+    : "map[string]interface {}"
+
+/**
+ * A custom resource's scale paths, as apiextensions-apiserver checks them after the schema: the replicas at
+ * `specReplicasPath` and `statusReplicasPath` must be integers from 0 to 2³¹-1 when present. A value that is not
+ * one is the accessor's error (`unstructured.NestedInt64`), with value 0, at the path as the CRD spells it.
+ */
+const scaleErrors = (scale: NonNullable<ResourceType["scale"]>, obj: Obj): Array<FieldError> => {
+  const errs: Array<FieldError> = []
+  for (const path of [scale.specReplicasPath, scale.statusReplicasPath]) {
+    if (typeof path !== "string" || path === "") continue
+    const fields = path.replace(/^\./, "").split(".")
+    const invalid = (value: unknown, detail: string) =>
+      errs.push({ type: "FieldValueInvalid", field: path, value, detail })
+    const accessor = `.${fields.join(".")} accessor error`
+    let value: unknown = obj
+    let found = true
+    for (const [i, f] of fields.entries()) {
+      if (value === null || value === undefined) {
+        found = false
+        break
+      }
+      if (!isObject(value)) {
+        invalid(
+          0,
+          `.${fields.slice(0, i + 1).join(".")} accessor error: ${goPrint(value)} is of the type ${
+            goType(value)
+          }, expected map[string]interface{}`
+        )
+        found = false
+        break
+      }
+      if (!hasOwn(value, f)) {
+        found = false
+        break
+      }
+      value = value[f]
+    }
+    if (!found) continue
+    if (typeof value !== "number" || goType(value) !== "int64") {
+      invalid(0, `${accessor}: ${goPrint(value)} is of the type ${goType(value)}, expected int64`)
+    } else if (value < 0) invalid(value, "should be a non-negative integer")
+    else if (value > 2147483647) invalid(value, "should be less than or equal to 2147483647")
+  }
+  return errs
+}
+
+// -----------------------------------------------------------------------------------------------------------------
 // the custom resource pipeline
 
 /** The served version's schema of a custom resource type, if it has one. */
@@ -1163,8 +1245,9 @@ export const decode = (rt: ResourceType, obj: Obj): void => {
 }
 
 /**
- * Validates a custom resource against its schema: kube-openapi schema validation, embedded resources, list types and
- * CEL rules (transition rules only with `old`). Returns the causes, empty when the object is valid.
+ * Validates a custom resource against its schema: kube-openapi schema validation, the scale subresource's replicas,
+ * embedded resources, list types and CEL rules (transition rules only with `old`). Returns the causes, empty when the
+ * object is valid.
  */
 export const validateObject = (rt: ResourceType, obj: Obj, old: Obj | undefined): Array<StatusCause> => {
   const schema = schemaOf(rt)
@@ -1175,6 +1258,8 @@ export const validateObject = (rt: ResourceType, obj: Obj, old: Obj | undefined)
     decode(rt, previous)
   }
   const errs: Array<FieldError> = validateSchema(obj, schema, previous === undefined ? undefined : { value: previous })
+  // upstream's order: the schema, the scale paths, embedded resources, list types, then CEL rules
+  if (rt.scale !== undefined) { for (const e of scaleErrors(rt.scale, obj)) errs.push(e) }
   validateEmbedded(obj, schema, "", errs)
   const oldListErrors: Array<FieldError> = []
   if (previous !== undefined) validateListTypes(previous, schema, "", oldListErrors)

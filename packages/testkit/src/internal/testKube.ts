@@ -16,7 +16,7 @@ import type * as TestKube from "../TestKube.js"
 import { type OpenWatch, paceStream, type Verb, WatchPace } from "./faults.js"
 import * as Freshness from "./freshness.js"
 import { isBuiltinGroup } from "./registry.js"
-import type { Core } from "./store.js"
+import { type Core, deleteAnswer } from "./store.js"
 import { coreOf, toApiError } from "./testCluster.js"
 
 type Json = Record<string, unknown>
@@ -31,7 +31,7 @@ const nonEmpty = (u: unknown): string | undefined => typeof u === "string" && u 
 const garbledLine = "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\u0000garbled"
 
 const notFoundPath = (): ApiError.ApiError =>
-  ApiError.make(404, "NotFound", "the server could not find the requested resource")
+  ApiError.make(404, "NotFound", "the server could not find the requested resource", {})
 
 const badRequest = (message: string): ApiError.ApiError => ApiError.make(400, "BadRequest", message)
 
@@ -336,29 +336,24 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
       name,
       dryRun: options?.dryRun,
       idempotent: false,
-      run: (t) => ({
-        t,
-        result: core.delete(t.rt, t.namespace, name, {
-          propagationPolicy: options?.propagationPolicy,
-          preconditions: options?.preconditions,
-          dryRun: options?.dryRun
-        })
-      })
+      // the body TestApiServer answers: the object while something holds it, else a success Status
+      run: (t) =>
+        deleteAnswer(
+          t.rt,
+          name,
+          core.delete(t.rt, t.namespace, name, {
+            propagationPolicy: options?.propagationPolicy,
+            preconditions: options?.preconditions,
+            dryRun: options?.dryRun
+          })
+        )
     }).pipe(
-      Effect.flatMap(({ result, t }): Effect.Effect<KubeClient.DeleteResult<A>, KubeError.KubeError> => {
-        if (result.deleted) {
-          // the body TestApiServer answers (with its empty `metadata`)
-          const status = {
-            kind: "Status",
-            apiVersion: "v1",
-            metadata: {},
-            status: "Success",
-            details: { name, group: t.rt.group, kind: t.rt.plural, uid: result.object.metadata.uid }
-          } as KubeError.Status
-          return Effect.succeed({ _tag: "Deleted", status, object: undefined })
+      Effect.flatMap((answer): Effect.Effect<KubeClient.DeleteResult<A>, KubeError.KubeError> => {
+        if (answer._tag === "Status") {
+          return Effect.succeed({ _tag: "Deleted", status: answer.status as KubeError.Status, object: undefined })
         }
         return Effect.map(
-          decodeWith(resource, { method: "DELETE", path })(result.object),
+          decodeWith(resource, { method: "DELETE", path })(answer.object),
           (object): KubeClient.DeleteResult<A> =>
             metaOf(object).deletionTimestamp !== undefined && metaOf(object).deletionTimestamp !== null
               ? { _tag: "Pending", object }

@@ -5,7 +5,15 @@ import type { ResourceType } from "../ResourceType.js"
 import { canonical as canonicalEvent, validateLegacy as validateEvent } from "./events.js"
 import { deepEqual, isObject, type Obj } from "./json.js"
 import * as KindValidation from "./kindValidation.js"
-import { fromLabelSelector, isLabelValue, isQualifiedName, matches } from "./labelSelector.js"
+import {
+  DNS_SUBDOMAIN,
+  fromLabelSelector,
+  isLabelValue,
+  isQualifiedName,
+  LABEL_VALUE,
+  matches,
+  QUALIFIED
+} from "./labelSelector.js"
 import { isBuiltinGroup } from "./registry.js"
 import * as Structural from "./structural.js"
 import * as WorkloadDefaults from "./workloadDefaults.js"
@@ -18,14 +26,8 @@ const labelNamed = new Set(["Namespace", "Service"])
 type Causes = Array<StatusCause>
 
 // apimachinery's validation messages (k8s.io/apimachinery/pkg/util/validation), with their examples and regexps
-const QUALIFIED =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-const DNS_SUBDOMAIN =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 const DNS_LABEL =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-const LABEL_VALUE =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 const CONFIG_KEY =
   "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
 
@@ -196,41 +198,6 @@ const validateReplicaStatus = (status: unknown, extra: ReadonlyArray<string>, ca
   }
 }
 
-/** Go's `%v` and `%T` of a JSON value, as `unstructured.NestedInt64` words its accessor errors. */
-const goValue = (value: unknown): readonly [string, string] =>
-  typeof value === "string"
-    ? [value, "string"]
-    : typeof value === "boolean"
-    ? [String(value), "bool"]
-    : typeof value === "number"
-    ? [String(value), "float64"]
-    : Array.isArray(value)
-    ? [`[${value.map((v) => goValue(v)[0]).join(" ")}]`, "[]interface {}"]
-    : [`map[${Object.keys(value as object).sort().join(" ")}]`, "map[string]interface {}"]
-
-/**
- * A custom resource's scale paths, as apiextensions-apiserver checks them on every write after the schema: the
- * replicas at `specReplicasPath` and `statusReplicasPath` must be integers from 0 to 2³¹-1 when present (a
- * non-integer is the accessor's error, with value 0, at the path as the CRD spells it).
- */
-const validateScalePaths = (scale: NonNullable<ResourceType["scale"]>, obj: Obj, causes: Causes): void => {
-  for (const path of [scale.specReplicasPath, scale.statusReplicasPath]) {
-    if (path === undefined) continue
-    const fields = path.replace(/^\./, "").split(".")
-    let value: unknown = obj
-    for (const f of fields) value = isObject(value) ? value[f] : undefined
-    if (value === undefined || value === null) continue
-    if (typeof value !== "number" || !Number.isInteger(value)) {
-      const [v, t] = goValue(value)
-      invalid(causes, path, 0, `.${fields.join(".")} accessor error: ${v} is of the type ${t}, expected int64`)
-    } else if (value < 0) {
-      invalid(causes, path, value, "should be a non-negative integer")
-    } else if (value > 2147483647) {
-      invalid(causes, path, value, "should be less than or equal to 2147483647")
-    }
-  }
-}
-
 /** Validates an object about to be stored; throws a 422 with one cause per problem. */
 export const validate = (
   rt: ResourceType,
@@ -343,10 +310,9 @@ export const validate = (
   }
   // the other built-in kinds (Jobs, Ingresses, …): kindValidation.ts
   if (rt.schema === undefined) KindValidation.validate(rt.group, rt.kind, obj, old, causes)
-  // Custom resources: pruned, defaulted and validated against the served version's structural schema.
+  // Custom resources: pruned, defaulted and validated against the served version's structural schema (and scale).
   if (rt.schema !== undefined) {
     for (const c of Structural.admit(rt, obj, old)) causes.push(c)
-    if (rt.scale !== undefined) validateScalePaths(rt.scale, obj, causes)
   }
   if (causes.length > 0) {
     throw ApiError.make(

@@ -136,7 +136,7 @@ const resourcePath = (cluster: TestCluster.TestCluster.Service, apiVersion: stri
     )
     // the path of an unserved kind is unknown: answer as the server would for any unknown path
     return t === undefined
-      ? Effect.fail(ApiError.make(404, "NotFound", "the server could not find the requested resource"))
+      ? Effect.fail(ApiError.make(404, "NotFound", "the server could not find the requested resource", {}))
       : Effect.succeed(t)
   })
 

@@ -21,7 +21,7 @@ type Cell = (o: Obj, clock: Clock) => unknown
 export interface KindColumn {
   readonly name: string
   readonly type: string
-  readonly format?: string
+  readonly format: string
   readonly description: string
   readonly priority: number
   readonly cell: (o: Obj) => unknown
@@ -337,25 +337,25 @@ const cells: Readonly<Record<string, Record<string, Cell>>> = {
   "resource.k8s.io/resourceclaimtemplates": {}
 }
 
-/** The NAME-less columns of a built-in kind with cells here, upstream's definitions; `undefined` for others. */
+/**
+ * The NAME-less columns of a built-in kind, upstream's definitions (every field, `format` included, empty or not)
+ * with the cells here, or the `own` cells a caller prints itself (by column name; AGE and CREATED AT are built in);
+ * `undefined` for a kind with neither.
+ */
 export const columns = (
   rt: ResourceType,
   now: number,
-  age: (created: string | undefined, now: number) => string
+  age: (created: string | undefined, now: number) => string,
+  own?: Readonly<Record<string, (o: Obj) => unknown>>
 ): ReadonlyArray<KindColumn> | undefined => {
   const clock: Clock = { now, age }
-  const kindCells = cells[`${rt.group}/${rt.plural}`]
+  const kindCells: Record<string, Cell> | undefined = own === undefined
+    ? cells[`${rt.group}/${rt.plural}`]
+    : Object.fromEntries(Object.entries(own).map(([name, cell]) => [name, (o: Obj) => cell(o)]))
   const defs = tableColumns[`${rt.group}/${rt.plural}`]
   if (kindCells === undefined || defs === undefined) return undefined
   return defs.map(([name, type, format, priority, description]) => {
     const cell = name === "Age" ? created : name === "Created At" ? createdAt : kindCells[name]
-    return {
-      name,
-      type,
-      ...(format !== "" ? { format } : {}),
-      description,
-      priority,
-      cell: (o: Obj) => (cell === undefined ? "" : cell(o, clock))
-    }
+    return { name, type, format, description, priority, cell: (o: Obj) => (cell === undefined ? "" : cell(o, clock)) }
   })
 }

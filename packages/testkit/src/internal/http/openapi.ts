@@ -1,9 +1,14 @@
 /**
  * OpenAPI as kube-apiserver serves it: `/openapi/v2` (JSON, or gnostic protobuf when asked first) and `/openapi/v3`
- * (a root listing one document per group version, each at `?hash=<hash>`), with object schemas for every kind served:
- * the built-in ones derived from `@kubernetes/client-node`'s models, custom resources from their CRD's
- * `openAPIV3Schema` (documents and hashes change when CRDs do). Each PATCH/PUT operation declares the
- * `fieldValidation` parameter, which kubectl checks before leaving validation to the server.
+ * (a root listing one document per group version, each at `?hash=<hash>`, and the documents of the discovery paths:
+ * `api`, `apis`, `apis/<built-in group>`, `version`), with object schemas for every kind served: the built-in ones
+ * derived from `@kubernetes/client-node`'s models, custom resources from their CRD's `openAPIV3Schema` (documents
+ * and hashes change when CRDs do). Each PATCH/PUT operation declares the `fieldValidation` parameter, which kubectl
+ * checks before leaving validation to the server.
+ *
+ * Headers as kube-openapi's handlers write them: the root is served as a file whose type Go sniffs (`text/plain`,
+ * whatever the Accept header) and never cached; a document fetched by its current hash is `public, immutable` for a
+ * year, without it `no-cache, private`; an unknown document is an empty 404.
  */
 import { createHash } from "node:crypto"
 import type { ResourceType } from "../../ResourceType.js"
@@ -11,13 +16,18 @@ import { BuiltinSchemas, crdDefinitions, PATCH, type Schema, v3Scalars } from ".
 import * as Models from "../openapi/models.js"
 import { encodeDocument } from "../openapi/proto.js"
 import { isBuiltinGroup } from "../registry.js"
+import { version as serverVersion } from "./discovery.js"
 
 const gvPath = (
   group: string,
   version: string
 ): string => (group === "" ? `api/${version}` : `apis/${group}/${version}`)
 
-const info = { title: "Kubernetes", version: "v1.32.0" }
+/** The `info` of kube-apiserver's documents (`<major>.<minor>`), and of apiextensions-apiserver's (a CRD group's). */
+const info = { title: "Kubernetes", version: `${serverVersion.major}.${serverVersion.minor}` }
+const crdInfo = { title: "Kubernetes CRD Swagger", version: "v0.1.0" }
+
+const NO_CACHE = "no-cache, private"
 
 /**
  * The media type of the protobuf OpenAPI v2 document. kubectl asks for the older spelling with `@v1.0`, which Go's
@@ -188,6 +198,107 @@ const operations = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Sche
 /** A sha512 of a document, as kube-openapi prints it in `?hash=` (hex, upper case). */
 export const hashOf = (text: string): string => createHash("sha512").update(text).digest("hex").toUpperCase()
 
+/** The tag of a group's operations: its name without `.k8s.io`, camel-cased (`rbacAuthorization`). */
+const groupTag = (group: string): string =>
+  group.replace(/\.k8s\.io$/, "").split(".").map((p, i) => (i === 0 ? p : p.charAt(0).toUpperCase() + p.slice(1)))
+    .join("")
+
+/** A document with one GET operation answering a model (the discovery paths and `/version`). */
+const rootDocument = (
+  builtin: BuiltinSchemas,
+  path: string,
+  operation: { readonly tag: string; readonly description: string; readonly operationId: string },
+  className: string,
+  kind: string | undefined
+): string | undefined => {
+  const defs = new Map<string, Schema>()
+  const name = builtin.modelDefinition(className, defs)
+  if (name === undefined) return undefined
+  if (kind !== undefined) {
+    defs.set(name, { ...defs.get(name), "x-kubernetes-group-version-kind": [{ group: "", kind, version: "v1" }] })
+  }
+  // the discovery types are also served as YAML and protobuf; `/version` as JSON only
+  const media = kind === undefined
+    ? ["application/json"]
+    : ["application/json", "application/vnd.kubernetes.protobuf", "application/yaml"]
+  const schema = { $ref: `#/components/schemas/${name}` }
+  return JSON.stringify({
+    openapi: "3.0.0",
+    info,
+    paths: {
+      [path]: {
+        get: {
+          tags: [operation.tag],
+          description: operation.description,
+          operationId: operation.operationId,
+          responses: {
+            "200": { description: "OK", content: Object.fromEntries(media.map((m) => [m, { schema }])) },
+            "401": { description: "Unauthorized" }
+          }
+        }
+      }
+    },
+    components: {
+      schemas: Object.fromEntries(
+        [...defs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, toV3(v)])
+      ),
+      securitySchemes: {
+        BearerToken: { type: "apiKey", description: "Bearer Token authentication", name: "authorization", in: "header" }
+      }
+    }
+  })
+}
+
+/** The documents of `/api`, `/apis`, `/apis/<group>` (built-in groups: apiextensions publishes none) and `/version`. */
+const rootDocuments = (
+  builtin: BuiltinSchemas,
+  types: ReadonlyArray<ResourceType>
+): ReadonlyArray<readonly [string, string | undefined]> => {
+  const groups = [...new Set(types.map((t) => t.group))].filter((g) => g !== "" && isBuiltinGroup(g))
+  const versions = "get available API versions"
+  return [
+    [
+      "api",
+      rootDocument(
+        builtin,
+        "/api/",
+        { tag: "core", description: versions, operationId: "getCoreAPIVersions" },
+        "V1APIVersions",
+        "APIVersions"
+      )
+    ],
+    [
+      "apis",
+      rootDocument(
+        builtin,
+        "/apis/",
+        { tag: "apis", description: versions, operationId: "getAPIVersions" },
+        "V1APIGroupList",
+        "APIGroupList"
+      )
+    ],
+    ...groups.map((g) => {
+      const tag = groupTag(g)
+      const operationId = `get${tag.charAt(0).toUpperCase()}${tag.slice(1)}APIGroup`
+      const description = "get information of a group"
+      return [
+        `apis/${g}`,
+        rootDocument(builtin, `/apis/${g}/`, { tag, description, operationId }, "V1APIGroup", "APIGroup")
+      ] as const
+    }),
+    [
+      "version",
+      rootDocument(
+        builtin,
+        "/version/",
+        { tag: "version", description: "get the version information for this server", operationId: "getCodeVersion" },
+        "VersionInfo",
+        undefined
+      )
+    ]
+  ]
+}
+
 interface Built {
   readonly key: string
   readonly v2: string
@@ -197,6 +308,8 @@ interface Built {
 
 let cache: Built | undefined
 const builtinDocs = new Map<string, { readonly key: string; readonly text: string; readonly hash: string }>()
+/** The documents of the discovery paths and `/version`, by the groups served. */
+let rootDocs: { readonly key: string; readonly docs: ReadonlyMap<string, { text: string; hash: string }> } | undefined
 
 const build = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Schema>): Built => {
   const key = JSON.stringify([
@@ -227,7 +340,7 @@ const build = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Schema>):
     const defs = definitions(builtin, selected, crds)
     const text = JSON.stringify({
       openapi: "3.0.0",
-      info,
+      info: isBuiltinGroup(t.group) ? info : crdInfo,
       paths: operations(selected, crds),
       components: { schemas: Object.fromEntries([...defs].map(([k, v]) => [k, toV3(v3Scalars[k] ?? v)])) }
     })
@@ -235,6 +348,15 @@ const build = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Schema>):
     v3.set(gv, doc)
     if (builtinKey !== undefined) builtinDocs.set(gv, { ...doc, key: builtinKey })
   }
+  const groups = [...new Set(types.map((t) => t.group))].join(",")
+  if (rootDocs?.key !== groups) {
+    const docs = new Map<string, { text: string; hash: string }>()
+    for (const [path, text] of rootDocuments(builtin, types)) {
+      if (text !== undefined) docs.set(path, { text, hash: hashOf(text) })
+    }
+    rootDocs = { key: groups, docs }
+  }
+  for (const [path, doc] of rootDocs.docs) v3.set(path, doc)
   cache = { key, v2, v3 }
   return cache
 }
@@ -249,30 +371,36 @@ export interface Answer {
 const etagMatches = (ifNoneMatch: string | undefined, etag: string): boolean =>
   ifNoneMatch !== undefined && ifNoneMatch.split(",").some((t) => t.trim() === etag || t.trim() === "*")
 
-const notAcceptable: Answer = { status: 406, headers: { Vary: "Accept" }, body: "" }
+const notAcceptable = (vary: string): Answer => ({
+  status: 406,
+  headers: { "Cache-Control": NO_CACHE, Vary: vary },
+  body: ""
+})
+
+const notFound: Answer = { status: 404, headers: { "Cache-Control": NO_CACHE }, body: "" }
+
+/** kube-openapi's v2 handler also negotiates gzip. */
+const V2_VARY = "Accept-Encoding, Accept"
 
 const answer = (
   body: string | Uint8Array,
   contentType: string,
   etag: string,
   ifNoneMatch: string | undefined,
-  extra: Record<string, string> = {}
+  extra: Record<string, string>
 ): Answer => {
   const headers = { "Content-Type": contentType, Etag: etag, Vary: "Accept", ...extra }
   return etagMatches(ifNoneMatch, etag) ? { status: 304, headers, body: "" } : { status: 200, headers, body }
 }
 
-/**
- * Answers `GET /openapi/v2`, `/openapi/v3` and `/openapi/v3/<group version>`; `undefined` for other paths, `null`
- * for an unknown group version (404).
- */
+/** Answers `GET /openapi/v2`, `/openapi/v3` and `/openapi/v3/<document>`; `undefined` for other paths. */
 export const respond = (
   segments: ReadonlyArray<string>,
   url: URL,
   headers: { readonly accept?: string | undefined; readonly ifNoneMatch?: string | undefined },
   types: ReadonlyArray<ResourceType>,
   crds: ReadonlyArray<Schema>
-): Answer | null | undefined => {
+): Answer | undefined => {
   if (segments[0] !== "openapi") return undefined
   if (segments[1] === "v2" && segments.length === 2) {
     const built = build(types, crds)
@@ -282,34 +410,55 @@ export const respond = (
       ["com.github.proto-openapi.spec.v2.v1.0+protobuf", "protobuf"],
       ["com.github.proto-openapi.spec.v2@v1.0+protobuf", "protobuf"]
     ])
-    if (format === undefined) return notAcceptable
+    if (format === undefined) return notAcceptable(V2_VARY)
+    const cache = { "Cache-Control": NO_CACHE, Vary: V2_VARY }
     if (format === "protobuf") {
       built.v2Proto ??= encodeDocument(JSON.parse(built.v2))
-      return answer(built.v2Proto, V2_PROTOBUF, etag, headers.ifNoneMatch)
+      return answer(built.v2Proto, V2_PROTOBUF, etag, headers.ifNoneMatch, cache)
     }
-    return answer(built.v2, "application/json", etag, headers.ifNoneMatch)
+    return answer(built.v2, "application/json", etag, headers.ifNoneMatch, cache)
   }
   if (segments[1] !== "v3") return undefined
-  // Only JSON: the protobuf form of v3 documents is not served (kubectl and client-go ask for JSON).
-  if (negotiate(headers.accept, [["json", "json"]]) === undefined) return notAcceptable
   const built = build(types, crds)
   if (segments.length === 2) {
+    // served as a file without an extension: Go sniffs its type (text/plain), and it is neither negotiated nor tagged
     const paths: Record<string, { serverRelativeURL: string }> = {}
-    for (const [gv, doc] of built.v3) paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${doc.hash}` }
-    const text = JSON.stringify({ paths })
-    return answer(text, "application/json", `"${hashOf(text)}"`, headers.ifNoneMatch)
+    for (const gv of [...built.v3.keys()].sort()) {
+      paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${built.v3.get(gv)!.hash}` }
+    }
+    return {
+      status: 200,
+      headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": NO_CACHE },
+      body: JSON.stringify({ paths })
+    }
   }
   const gv = segments.slice(2).join("/")
   const doc = built.v3.get(gv)
-  if (doc === undefined) return null
+  if (doc === undefined) return notFound
+  // Only JSON: the protobuf form of v3 documents is not served (kubectl and client-go ask for JSON).
+  if (negotiate(headers.accept, [["json", "json"]]) === undefined) return notAcceptable("Accept")
+  const etag = `"${doc.hash}"`
   const asked = url.searchParams.get("hash")
   if (asked !== null && asked !== doc.hash) {
     // As kube-openapi: an outdated hash is redirected to the current document.
-    return { status: 301, headers: { Location: `/openapi/v3/${gv}?hash=${doc.hash}`, Vary: "Accept" }, body: "" }
+    return {
+      status: 301,
+      headers: {
+        "Cache-Control": NO_CACHE,
+        "Content-Type": "application/json",
+        Etag: etag,
+        Location: `/openapi/v3/${gv}?hash=${doc.hash}`,
+        Vary: "Accept"
+      },
+      body: ""
+    }
   }
   // With the current hash the document never changes: cacheable for a year, as kube-openapi says.
-  const immutable = asked === null
-    ? {}
-    : { "Cache-Control": "public, immutable", Expires: new Date(Date.now() + 365 * 86_400_000).toUTCString() }
-  return answer(doc.text, "application/json", `"${doc.hash}"`, headers.ifNoneMatch, immutable)
+  const cache = asked === null
+    ? { "Cache-Control": NO_CACHE }
+    : {
+      "Cache-Control": "public, immutable",
+      Expires: new Date(Date.now() + 365 * 86_400_000).toUTCString().replace(/GMT$/, "UTC")
+    }
+  return answer(doc.text, "application/json", etag, headers.ifNoneMatch, cache)
 }

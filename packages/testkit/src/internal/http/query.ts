@@ -58,8 +58,8 @@ interface FieldError {
   readonly body: string
 }
 
-/** Go's `%#v` of a `[]string` (how field errors print a `dryRun` value in 1.32). */
-const goStrings = (values: ReadonlyArray<string>): string => `[]string{${values.map(quote).join(", ")}}`
+/** A list value as 1.36's field errors print it: JSON (1.32 printed Go's `%#v`, `[]string{"Some"}`). */
+const jsonValue = (values: ReadonlyArray<string>): string => JSON.stringify(values)
 
 const notSupported = (field: string, value: string, supported: ReadonlyArray<string>): FieldError => ({
   reason: "FieldValueNotSupported",
@@ -79,7 +79,7 @@ const invalidOptions = (kind: string, errors: ReadonlyArray<FieldError>): ApiErr
 }
 
 const dryRunErrors = (values: ReadonlyArray<string>): Array<FieldError> =>
-  values.every((v) => v === "All") ? [] : [notSupported("dryRun", goStrings(values), ["All"])]
+  values.every((v) => v === "All") ? [] : [notSupported("dryRun", jsonValue(values), ["All"])]
 
 const fieldValidationErrors = (value: string | null): Array<FieldError> =>
   value === null || ["", "Ignore", "Warn", "Strict"].includes(value)

@@ -15,7 +15,7 @@ import * as FieldValidation from "../fieldValidation.js"
 import * as Freshness from "../freshness.js"
 import * as Protobuf from "../protobuf/http.js"
 import { isBuiltinGroup } from "../registry.js"
-import { badRequest, type Core, type DeleteOptions, type PatchType } from "../store.js"
+import { badRequest, type Core, deleteAnswer, type DeleteOptions, type PatchType } from "../store.js"
 import { toApiError } from "../testCluster.js"
 import * as Discovery from "./discovery.js"
 import * as OpenApi from "./openapi.js"
@@ -54,8 +54,12 @@ class HttpFailure {
   constructor(readonly error: ApiError.ApiError) {}
 }
 
+/** A path the server does not serve; kube-apiserver's path errors carry empty details. */
 const notFoundPath = (): ApiError.ApiError =>
-  ApiError.make(404, "NotFound", "the server could not find the requested resource")
+  ApiError.make(404, "NotFound", "the server could not find the requested resource", {})
+
+const methodNotAllowed = (): ApiError.ApiError =>
+  ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {})
 
 /** Responses written indented (`pretty`, see `Query.pretty`). */
 const prettyResponses = new WeakSet<Http.ServerResponse>()
@@ -127,17 +131,21 @@ const parseJson = (text: string): unknown => {
   }
 }
 
+/** YAML as kube-apiserver reads it (sigs.k8s.io/yaml, YAML 1.1: `y`, `yes`, `on` are booleans). */
 const parseYaml = (text: string): unknown => {
   try {
-    return YAML.parse(text)
+    return YAML.parse(text, { version: "1.1" })
   } catch (e) {
     throw badRequest(`error decoding YAML: ${e instanceof Error ? e.message : String(e)}`)
   }
 }
 
-const parseBody = (req: Http.IncomingMessage, text: string): unknown => {
+/** A request body by its media type; with the resource type of a create or update, JSON as its decoder words it. */
+const parseBody = (req: Http.IncomingMessage, text: string, rt?: ResourceType): unknown => {
   const type = mediaType(req.headers["content-type"])
-  if (type === "" || type === "application/json") return parseJson(text)
+  if (type === "" || type === "application/json") {
+    return rt === undefined ? parseJson(text) : FieldValidation.decodeBody(rt, text)
+  }
   if (type === Protobuf.MEDIA_TYPE) return Protobuf.decodeBody(Buffer.from(text, "latin1"))
   if (type === "application/yaml" || type === "application/x-yaml") return parseYaml(text)
   throw ApiError.make(
@@ -392,9 +400,7 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       !Discovery.allows(rt, method, name !== undefined, r.watchPath || bool(q.get("watch")) === true) ||
       (rt.createOnly === true && name !== undefined)
     ) {
-      throw new HttpFailure(
-        ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-      )
+      throw new HttpFailure(methodNotAllowed())
     }
     if (method === "GET") {
       if (r.watchPath || bool(q.get("watch")) === true) return watch(req, res, url, r)
@@ -436,26 +442,22 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     const fieldManager = fieldManagerOf(req, q)
     if (method === "POST") {
       if (name !== undefined) {
-        throw new HttpFailure(
-          ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-        )
+        throw new HttpFailure(methodNotAllowed())
       }
       const options = Query.writeOptions(q, "CreateOptions")
-      const body = parseBody(req, text)
-      warn(res, FieldValidation.checkBody(rt, body, options.fieldValidation))
+      const body = parseBody(req, text, rt)
+      warn(res, FieldValidation.checkBody(rt, body, options.fieldValidation, text))
       await guard("create", rt, namespace)
       const created = core.create(rt, namespace, body, { fieldManager, dryRun: options.dryRun })
       return sendJson(res, 201, render(req, url, rt, created))
     }
     if (method === "PUT") {
       if (name === undefined) {
-        throw new HttpFailure(
-          ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-        )
+        throw new HttpFailure(methodNotAllowed())
       }
       const options = Query.writeOptions(q, "UpdateOptions")
-      const body = parseBody(req, text)
-      warn(res, FieldValidation.checkBody(rt, body, options.fieldValidation))
+      const body = parseBody(req, text, rt)
+      warn(res, FieldValidation.checkBody(rt, body, options.fieldValidation, text))
       await guard("update", rt, namespace)
       const updated = core.update(rt, namespace, name, body, {
         fieldManager,
@@ -466,9 +468,7 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     }
     if (method === "PATCH") {
       if (name === undefined) {
-        throw new HttpFailure(
-          ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-        )
+        throw new HttpFailure(methodNotAllowed())
       }
       const type = patchTypes[mediaType(req.headers["content-type"])]
       if (type === undefined || (type === "strategic" && !isBuiltin(rt))) {
@@ -482,9 +482,9 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
       }
       const options = Query.patchOptions(q, type === "apply")
       await guard("patch", rt, namespace)
-      const body = type === "apply" ? parseYaml(text) : parseJson(text)
+      const body = type === "apply" ? parseYaml(text) : FieldValidation.decodePatch(type, text, options.fieldValidation)
       if (type !== "apply") {
-        warn(res, FieldValidation.checkPatch(core, rt, namespace, name, type, body, options.fieldValidation))
+        warn(res, FieldValidation.checkPatch(core, rt, namespace, name, type, body, options.fieldValidation, text))
       }
       const result = core.patch(rt, namespace, name, type, body, {
         fieldManager: type === "apply" ? options.fieldManager : fieldManager,
@@ -520,24 +520,10 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
         return sendJson(res, 200, wireList(rt, { ...list, items }))
       }
       await guard("delete", rt, namespace)
-      const result = core.delete(rt, namespace, name, deleteOptions)
-      if (!result.deleted) return sendJson(res, 200, result.object)
-      return sendJson(res, 200, {
-        kind: "Status",
-        apiVersion: "v1",
-        metadata: {},
-        status: "Success",
-        details: {
-          name,
-          group: rt.group,
-          kind: rt.plural,
-          uid: result.object.metadata.uid
-        }
-      })
+      const answer = deleteAnswer(rt, name, core.delete(rt, namespace, name, deleteOptions))
+      return sendJson(res, 200, answer._tag === "Object" ? answer.object : answer.status)
     }
-    throw new HttpFailure(
-      ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-    )
+    throw new HttpFailure(methodNotAllowed())
   }
 
   const handle = async (req: Http.IncomingMessage, res: Http.ServerResponse): Promise<void> => {
@@ -556,39 +542,26 @@ export const start = (core: Core, options: ServerOptions): Promise<RunningServer
     const types = core.registry.all()
     const accept = req.headers.accept ?? ""
     if (req.method === "GET") {
-      if (path === "/version") return sendJson(res, 200, Discovery.version)
       if (segments[0] === "openapi") {
         const crdType = core.registry.byKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")!
         const crds = core.list(crdType, undefined, {}).items
         const ifNoneMatch = req.headers["if-none-match"]
         const doc = OpenApi.respond(segments, url, { accept, ifNoneMatch }, types, crds)
-        if (doc === null) return sendStatus(res, notFoundPath())
         if (doc !== undefined) {
           res.writeHead(doc.status, { ...doc.headers, "Content-Length": Buffer.byteLength(doc.body) })
           return void res.end(doc.body)
         }
       }
-      if (path === "/api" || path === "/apis") {
-        if (accept.includes("g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")) {
-          return sendJson(res, 200, Discovery.aggregated(types, path === "/api"), Discovery.AGGREGATED_V2)
-        }
-        return sendJson(
-          res,
-          200,
-          path === "/api" ? Discovery.apiVersions(req.headers.host ?? "127.0.0.1") : Discovery.apiGroupList(types)
-        )
-      }
-      if (segments[0] === "api" && segments.length === 2) {
-        const doc = Discovery.apiResourceList(types, "", segments[1]!)
-        return doc === undefined ? sendStatus(res, notFoundPath()) : sendJson(res, 200, doc)
-      }
-      if (segments[0] === "apis" && segments.length === 2) {
-        const doc = Discovery.apiGroupDoc(types, segments[1]!)
-        return doc === undefined ? sendStatus(res, notFoundPath()) : sendJson(res, 200, doc)
-      }
-      if (segments[0] === "apis" && segments.length === 3) {
-        const doc = Discovery.apiResourceList(types, segments[1]!, segments[2]!)
-        return doc === undefined ? sendStatus(res, notFoundPath()) : sendJson(res, 200, doc)
+      const discovery = Discovery.respond(
+        segments,
+        { accept, ifNoneMatch: req.headers["if-none-match"], host: req.headers.host ?? "127.0.0.1" },
+        types
+      )
+      if (discovery?._tag === "NotFound") return sendStatus(res, notFoundPath())
+      if (discovery?._tag === "Object") return sendJson(res, discovery.status, discovery.body)
+      if (discovery?._tag === "Raw") {
+        res.writeHead(discovery.status, { ...discovery.headers, "Content-Length": Buffer.byteLength(discovery.body) })
+        return void res.end(discovery.body)
       }
     }
     const r = route(segments)

@@ -37,7 +37,7 @@ const patchTypes: Record<string, PatchType> = {
 }
 
 const methodNotAllowed = (): ApiError.ApiError =>
-  ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+  ApiError.make(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {})
 
 const notFoundPath = (): ApiError.ApiError =>
   ApiError.make(404, "NotFound", "the server could not find the requested resource", {})

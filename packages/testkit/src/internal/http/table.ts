@@ -16,7 +16,7 @@ import * as KindTables from "./kindTables.js"
 interface Column {
   readonly name: string
   readonly type: string
-  readonly format?: string
+  readonly format: string
   readonly description: string
   readonly priority: number
   readonly cell: (obj: Obj) => unknown
@@ -261,39 +261,30 @@ const eventView = (e: Obj, eventsGroup: boolean): EventView => {
   }
 }
 
-const eventColumns = (eventsGroup: boolean, now: number): ReadonlyArray<Column> => {
+type Cells = Readonly<Record<string, (o: Obj) => unknown>>
+
+/** The cells of the event printers, by column (Name last, `-o wide`). */
+const eventCells = (eventsGroup: boolean, now: number): Cells => {
   const view = (o: Obj) => eventView(o, eventsGroup)
   const first = (v: EventView): string => age(v.first ?? v.eventTime, now)
   const last = (v: EventView): string =>
     v.seriesCount !== undefined ? age(v.seriesLast, now) : v.last !== undefined ? age(v.last, now) : first(v)
-  const col = (name: string, description: string, cell: (v: EventView, o: Obj) => unknown, priority = 0): Column => ({
-    name,
-    type: "string",
-    description,
-    priority,
-    cell: (o) => cell(view(o), o)
-  })
-  return [
-    col("Last Seen", "The last time this event was seen.", last),
-    col("Type", "Type of this event (Normal, Warning), new types could be added in the future.", (v) => v.type),
-    col("Reason", "The reason for the event.", (v) => v.reason),
-    col(
-      "Object",
-      "The object that this event is about. Mapped to v1.Event.InvolvedObject.",
-      (v) => v.involvedName !== "" ? `${v.involvedKind.toLowerCase()}/${v.involvedName}` : v.involvedKind.toLowerCase()
+  const cell = (f: (v: EventView) => unknown) => (o: Obj) => f(view(o))
+  return {
+    "Last Seen": cell(last),
+    Type: cell((v) => v.type),
+    Reason: cell((v) => v.reason),
+    Object: cell((v) =>
+      v.involvedName !== "" ? `${v.involvedKind.toLowerCase()}/${v.involvedName}` : v.involvedKind.toLowerCase()
     ),
-    col("Subobject", "The subobject that this event is about.", (v) => v.fieldPath, 1),
-    col(
-      "Source",
-      "The component reporting this event.",
-      (v) => (v.component === "" && v.host === "" ? "" : v.host === "" ? v.component : `${v.component}, ${v.host}`),
-      1
+    Subobject: cell((v) => v.fieldPath),
+    Source: cell((v) =>
+      v.component === "" && v.host === "" ? "" : v.host === "" ? v.component : `${v.component}, ${v.host}`
     ),
-    col("Message", "A human-readable description of the status of this operation.", (v) => v.message.trim()),
-    col("First Seen", "The first time this event was seen.", first, 1),
-    col("Count", "The number of times this event has occurred.", (v) => v.seriesCount ?? (v.count || 1), 1),
-    { name: "Name", type: "string", format: "name", description: NAME_DOC, priority: 1, cell: (o) => o.metadata?.name }
-  ]
+    Message: cell((v) => v.message.trim()),
+    "First Seen": cell(first),
+    Count: cell((v) => v.seriesCount ?? (v.count || 1))
+  }
 }
 
 // -------------------------------------------------------------------------------------------------------------------
@@ -365,7 +356,7 @@ const customColumns = (rt: ResourceType, now: number): ReadonlyArray<Column> => 
   return columns.map((c) => ({
     name: c.name,
     type: c.type,
-    ...("format" in c && typeof c.format === "string" && c.format !== "" ? { format: c.format } : {}),
+    format: "format" in c && typeof c.format === "string" ? c.format : "",
     description: c.description ?? `Custom resource definition column (in JSONPath format): ${c.jsonPath}`,
     priority: c.priority ?? 0,
     cell: (o: Obj) => typedCell(c.type, jsonPath(o, c.jsonPath), now)
@@ -374,199 +365,74 @@ const customColumns = (rt: ResourceType, now: number): ReadonlyArray<Column> => 
 
 // -------------------------------------------------------------------------------------------------------------------
 
-const ageColumn = (now: number): Column => ({
-  name: "Age",
-  type: "string",
-  description: CREATED_DOC,
-  priority: 0,
-  cell: (o) => age(o.metadata?.creationTimestamp, now)
+const workloadCells = (withSelector: boolean): Cells => ({
+  Containers: (o) => containers(o.spec?.template).map((c) => str(c.name)).join(","),
+  Images: (o) => containers(o.spec?.template).map((c) => str(c.image)).join(","),
+  ...(withSelector ? { Selector: (o: Obj) => orNone(formatSelector(o.spec?.selector)) } : {})
 })
 
-const workloadWide = (selectorDoc: string, withSelector: boolean): ReadonlyArray<Column> => [
-  {
-    name: "Containers",
-    type: "string",
-    description: "Names of each container in the template.",
-    priority: 1,
-    cell: (o) => containers(o.spec?.template).map((c) => str(c.name)).join(",")
-  },
-  {
-    name: "Images",
-    type: "string",
-    description: "Images referenced by each container in the template.",
-    priority: 1,
-    cell: (o) => containers(o.spec?.template).map((c) => str(c.image)).join(",")
-  },
-  ...(withSelector
-    ? [{
-      name: "Selector",
-      type: "string",
-      description: selectorDoc,
-      priority: 1,
-      cell: (o: Obj) => orNone(formatSelector(o.spec?.selector))
-    }]
-    : [])
-]
-
-/** The columns after NAME, the AGE column included where the printer has one. */
-const kindColumns = (rt: ResourceType, now: number): ReadonlyArray<Column> | undefined => {
-  const col = (name: string, description: string, cell: (o: Obj) => unknown, type = "string", priority = 0) => ({
-    name,
-    type,
-    description,
-    priority,
-    cell
-  })
-  const created = ageColumn(now)
+/** The cells of the kinds printed here (the others' are kindTables.ts'), by column; AGE and CREATED AT built in. */
+const kindCells = (rt: ResourceType, now: number): Cells | undefined => {
   switch (`${rt.group}/${rt.kind}`) {
     case "/Namespace":
-      return [col("Status", "The status of the namespace", (o) => str(o.status?.phase)), created]
+      return { Status: (o) => str(o.status?.phase) }
     case "/ConfigMap":
-      return [col("Data", "Data contains the configuration data.", (o) => count(o.data) + count(o.binaryData)), created]
+      return { Data: (o) => count(o.data) + count(o.binaryData) }
     case "/Secret":
-      return [
-        col("Type", "Used to facilitate programmatic handling of secret data.", (o) => str(o.type)),
-        col("Data", "Data contains the secret data.", (o) => count(o.data)),
-        created
-      ]
+      return { Type: (o) => str(o.type), Data: (o) => count(o.data) }
     case "/Pod":
-      return [
-        col(
-          "Ready",
-          "The aggregate readiness state of this pod for accepting traffic.",
-          (o) => podSummary(o, now).ready
-        ),
-        col("Status", "The aggregate status of the containers in this pod.", (o) => podSummary(o, now).reason),
-        col(
-          "Restarts",
-          "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
-          (o) => podSummary(o, now).restarts
-        ),
-        created,
-        col("IP", "podIP address allocated to the pod. Routable at least within the cluster.", podIP, "string", 1),
-        col(
-          "Node",
-          "NodeName indicates in which node this pod is scheduled.",
-          (o) => orNone(str(o.spec?.nodeName)),
-          "string",
-          1
-        ),
-        col(
-          "Nominated Node",
-          "nominatedNodeName is set only when this pod preempts other pods on the node.",
-          (o) => orNone(str(o.status?.nominatedNodeName)),
-          "string",
-          1
-        ),
-        col(
-          "Readiness Gates",
-          "If specified, all readiness gates will be evaluated for pod readiness.",
-          readinessGates,
-          "string",
-          1
-        )
-      ]
+      return {
+        Ready: (o) => podSummary(o, now).ready,
+        Status: (o) => podSummary(o, now).reason,
+        Restarts: (o) => podSummary(o, now).restarts,
+        IP: podIP,
+        Node: (o) => orNone(str(o.spec?.nodeName)),
+        "Nominated Node": (o) => orNone(str(o.status?.nominatedNodeName)),
+        "Readiness Gates": readinessGates
+      }
     case "/Service":
-      return [
-        col("Type", "type determines how the Service is exposed.", (o) => str(o.spec?.type)),
-        col(
-          "Cluster-IP",
-          "clusterIP is the IP address of the service and is usually assigned randomly.",
-          (o) => orNone(str(o.spec?.clusterIP))
-        ),
-        col(
-          "External-IP",
-          "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.",
-          externalIP
-        ),
-        col("Port(s)", "The list of ports that are exposed by this service.", servicePorts),
-        created,
-        col(
-          "Selector",
-          "Route service traffic to pods with label keys and values matching this selector.",
-          (o) => formatLabels(o.spec?.selector),
-          "string",
-          1
-        )
-      ]
+      return {
+        Type: (o) => str(o.spec?.type),
+        "Cluster-IP": (o) => orNone(str(o.spec?.clusterIP)),
+        "External-IP": externalIP,
+        "Port(s)": servicePorts,
+        Selector: (o) => formatLabels(o.spec?.selector)
+      }
     case "/Event":
-      return eventColumns(false, now)
+      return eventCells(false, now)
     case "events.k8s.io/Event":
-      return eventColumns(true, now)
+      return eventCells(true, now)
     case "apps/Deployment":
-      return [
-        col(
-          "Ready",
-          "Number of the pod with ready state",
-          (o) => `${num(o.status?.readyReplicas)}/${num(o.spec?.replicas)}`
-        ),
-        col(
-          "Up-to-date",
-          "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
-          (o) => num(o.status?.updatedReplicas),
-          "integer"
-        ),
-        col(
-          "Available",
-          "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
-          (o) => num(o.status?.availableReplicas),
-          "integer"
-        ),
-        created,
-        ...workloadWide(
-          "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
-          true
-        )
-      ]
+      return {
+        Ready: (o) => `${num(o.status?.readyReplicas)}/${num(o.spec?.replicas)}`,
+        "Up-to-date": (o) => num(o.status?.updatedReplicas),
+        Available: (o) => num(o.status?.availableReplicas),
+        ...workloadCells(true)
+      }
     case "apps/ReplicaSet":
-      return [
-        col(
-          "Desired",
-          "Replicas is the number of desired replicas.",
-          (o) => (typeof o.spec?.replicas === "number" ? o.spec.replicas : 1),
-          "integer"
-        ),
-        col(
-          "Current",
-          "Replicas is the most recently observed number of replicas.",
-          (o) => num(o.status?.replicas),
-          "integer"
-        ),
-        col(
-          "Ready",
-          "The number of ready replicas for this replica set.",
-          (o) => num(o.status?.readyReplicas),
-          "integer"
-        ),
-        created,
-        ...workloadWide("Selector is a label query over pods that should match the replica count.", true)
-      ]
+      return {
+        Desired: (o) => (typeof o.spec?.replicas === "number" ? o.spec.replicas : 1),
+        Current: (o) => num(o.status?.replicas),
+        Ready: (o) => num(o.status?.readyReplicas),
+        ...workloadCells(true)
+      }
     case "apps/StatefulSet":
-      return [
-        col(
-          "Ready",
-          "Number of the pod with ready state",
-          (o) => `${num(o.status?.readyReplicas)}/${num(o.spec?.replicas)}`
-        ),
-        created,
-        ...workloadWide("", false)
-      ]
+      return { Ready: (o) => `${num(o.status?.readyReplicas)}/${num(o.spec?.replicas)}`, ...workloadCells(false) }
     case "coordination.k8s.io/Lease":
-      return [col("Holder", "The holder of the lease", (o) => str(o.spec?.holderIdentity)), created]
+      return { Holder: (o) => str(o.spec?.holderIdentity) }
     case "apiextensions.k8s.io/CustomResourceDefinition":
-      // the generic table of kube-apiserver (no printer registered): the creation time as RFC 3339
-      return [{
-        name: "Created At",
-        type: "date",
-        description: CREATED_DOC,
-        priority: 0,
-        cell: (o) => str(o.metadata?.creationTimestamp).replace(/\.\d+Z$/, "Z")
-      }]
-    default:
-      // the other built-in kinds: kindTables.ts (upstream's columns, generated)
-      return KindTables.columns(rt, now, age)
+      // the generic table of kube-apiserver (no printer registered): CREATED AT only
+      return {}
   }
+  return undefined
 }
+
+/**
+ * The columns after NAME of a built-in kind: upstream's definitions (generated, with their full field
+ * documentation), each with its cell; `undefined` for a custom resource.
+ */
+const kindColumns = (rt: ResourceType, now: number): ReadonlyArray<Column> | undefined =>
+  KindTables.columns(rt, now, age, kindCells(rt, now))
 
 const partial = (obj: KubeObject) => ({
   kind: "PartialObjectMetadata",
@@ -591,8 +457,9 @@ export const table = (
     priority: 0,
     cell: (o) => o.metadata?.name
   }
+  // the event printers put NAME last, with `-o wide`
   const columns: ReadonlyArray<Column> = isEvent
-    ? kindColumns(rt, now)!
+    ? [...kindColumns(rt, now)!, { ...nameColumn, priority: 1 }]
     : [nameColumn, ...(kindColumns(rt, now) ?? customColumns(rt, now))]
   const isPod = rt.kind === "Pod" && rt.group === ""
   return {

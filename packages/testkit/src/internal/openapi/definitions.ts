@@ -185,7 +185,9 @@ export class BuiltinSchemas {
     if (cached !== undefined) return cached
     const m = classPattern.exec(className)
     let name: string
-    if (m === null) {
+    if (className === "VersionInfo") {
+      name = "io.k8s.apimachinery.pkg.version.Info"
+    } else if (m === null) {
       name = className
     } else {
       const [, prefix, version, short] = m
@@ -247,6 +249,11 @@ export class BuiltinSchemas {
     const name = this.definitionName(type)
     this.collect(type, out)
     return { $ref: name }
+  }
+
+  /** A model's definition and what it refers to, by class name; `undefined` when client-node has no such model. */
+  modelDefinition(className: string, out: Map<string, Schema>): string | undefined {
+    return this.models.get(className) === undefined ? undefined : this.collect(className, out)
   }
 
   /** Adds a model's definition and every definition it refers to. */

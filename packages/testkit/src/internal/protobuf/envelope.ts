@@ -45,11 +45,30 @@ const metaKinds = new Map([
   ["WatchEvent", "meta.v1.WatchEvent"]
 ])
 
+/** The aggregated discovery document (`/api`, `/apis` asked `as=APIGroupDiscoveryList`). */
+kinds.set("apidiscovery.k8s.io/v2/APIGroupDiscoveryList", "apidiscovery.v2.APIGroupDiscoveryList")
+
+/**
+ * The legacy discovery documents, meta/v1 kinds: `/api` and `/api/v1` answer them without an apiVersion (the
+ * envelope then names none), `/apis…` as `v1`.
+ */
+const discoveryKinds = new Map([
+  ["APIVersions", "meta.v1.APIVersions"],
+  ["APIGroupList", "meta.v1.APIGroupList"],
+  ["APIGroup", "meta.v1.APIGroup"],
+  ["APIResourceList", "meta.v1.APIResourceList"]
+])
+
 /** The message of a group/version/kind, if the table has it. */
-export const messageOf = (apiVersion: unknown, kind: unknown): string | undefined =>
-  typeof apiVersion !== "string" || typeof kind !== "string"
-    ? undefined
-    : kinds.get(`${apiVersion}/${kind}`) ?? (builtinVersions.has(apiVersion) ? metaKinds.get(kind) : undefined)
+export const messageOf = (apiVersion: unknown, kind: unknown): string | undefined => {
+  if (typeof kind !== "string") return undefined
+  if (apiVersion === undefined || apiVersion === "" || apiVersion === "v1") {
+    const discovery = discoveryKinds.get(kind)
+    if (discovery !== undefined) return discovery
+  }
+  if (typeof apiVersion !== "string") return undefined
+  return kinds.get(`${apiVersion}/${kind}`) ?? (builtinVersions.has(apiVersion) ? metaKinds.get(kind) : undefined)
+}
 
 const hasMagic = (bytes: Uint8Array): boolean => bytes.length >= 4 && MAGIC.every((b, i) => bytes[i] === b)
 
@@ -139,7 +158,7 @@ export const encodeObject = (json: unknown): Uint8Array | undefined => {
   const message = messageOf(o.apiVersion, o.kind)
   if (message === undefined) return undefined
   try {
-    return wrap(o.apiVersion as string, o.kind as string, encode(message, o))
+    return wrap(typeof o.apiVersion === "string" ? o.apiVersion : "", o.kind as string, encode(message, o))
   } catch (e) {
     if (e instanceof Unrepresentable) return undefined
     throw e

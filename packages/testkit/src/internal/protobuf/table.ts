@@ -2,7 +2,9 @@
  * Protobuf message table for the built-in kinds the test API server serves: for each message, its fields as
  * `[jsonName, fieldNumber, type, flags?]`. Facts (field numbers, wire types, JSON names, omitempty) taken from
  * upstream `generated.proto` and `types.go` of kubernetes/api @ 10b39a39bcee and
- * kubernetes/apimachinery @ eed236ceee2c (meta/v1, runtime, util/intstr, api/resource), tabulated by a script.
+ * kubernetes/apimachinery @ eed236ceee2c (meta/v1, runtime, util/intstr, api/resource), tabulated by a script;
+ * the discovery messages (meta/v1 `APIResourceList`…, apidiscovery/v2) checked against the answers of a real
+ * kube-apiserver v1.36.3.
  *
  * Types: a proto scalar (`string`, `int32`, `int64`, `bool`, `bytes`, `double`) or a message of this table.
  * Flags: `r` repeated, `m` map<string, type>, `i` inlined in JSON (Go embedded struct), `z` omitted from JSON
@@ -17,6 +19,35 @@ export type Field = readonly [json: string, number: number, type: string, flags?
 
 /** Every message reachable from the served kinds. */
 export const messages: Readonly<Record<string, ReadonlyArray<Field>>> = {
+  "apidiscovery.v2.APIGroupDiscovery": [
+    ["metadata", 1, "meta.v1.ObjectMeta"],
+    ["versions", 2, "apidiscovery.v2.APIVersionDiscovery", "r"]
+  ],
+  "apidiscovery.v2.APIGroupDiscoveryList": [
+    ["metadata", 1, "meta.v1.ListMeta"],
+    ["items", 2, "apidiscovery.v2.APIGroupDiscovery", "r"]
+  ],
+  "apidiscovery.v2.APIResourceDiscovery": [
+    ["resource", 1, "string"],
+    ["responseKind", 2, "meta.v1.GroupVersionKind"],
+    ["scope", 3, "string"],
+    ["singularResource", 4, "string"],
+    ["verbs", 5, "string", "r"],
+    ["shortNames", 6, "string", "r"],
+    ["categories", 7, "string", "r"],
+    ["subresources", 8, "apidiscovery.v2.APISubresourceDiscovery", "r"]
+  ],
+  "apidiscovery.v2.APISubresourceDiscovery": [
+    ["subresource", 1, "string"],
+    ["responseKind", 2, "meta.v1.GroupVersionKind"],
+    ["acceptedTypes", 3, "meta.v1.GroupVersionKind", "r"],
+    ["verbs", 4, "string", "r"]
+  ],
+  "apidiscovery.v2.APIVersionDiscovery": [
+    ["version", 1, "string"],
+    ["resources", 2, "apidiscovery.v2.APIResourceDiscovery", "r"],
+    ["freshness", 3, "string", "z"]
+  ],
   "apps.v1.Deployment": [
     ["metadata", 1, "meta.v1.ObjectMeta"],
     ["spec", 2, "apps.v1.DeploymentSpec"],
@@ -1322,6 +1353,35 @@ export const messages: Readonly<Record<string, ReadonlyArray<Field>>> = {
     ["intVal", 2, "int32"],
     ["strVal", 3, "string"]
   ],
+  "meta.v1.APIGroup": [
+    ["name", 1, "string"],
+    ["versions", 2, "meta.v1.GroupVersionForDiscovery", "r"],
+    ["preferredVersion", 3, "meta.v1.GroupVersionForDiscovery"],
+    ["serverAddressByClientCIDRs", 4, "meta.v1.ServerAddressByClientCIDR", "r"]
+  ],
+  "meta.v1.APIGroupList": [
+    ["groups", 1, "meta.v1.APIGroup", "r"]
+  ],
+  "meta.v1.APIResource": [
+    ["name", 1, "string"],
+    ["singularName", 6, "string"],
+    ["namespaced", 2, "bool"],
+    ["group", 8, "string", "z"],
+    ["version", 9, "string", "z"],
+    ["kind", 3, "string"],
+    ["verbs", 4, "meta.v1.Verbs"],
+    ["shortNames", 5, "string", "r"],
+    ["categories", 7, "string", "r"],
+    ["storageVersionHash", 10, "string", "z"]
+  ],
+  "meta.v1.APIResourceList": [
+    ["groupVersion", 1, "string"],
+    ["resources", 2, "meta.v1.APIResource", "r"]
+  ],
+  "meta.v1.APIVersions": [
+    ["versions", 1, "string", "r"],
+    ["serverAddressByClientCIDRs", 2, "meta.v1.ServerAddressByClientCIDR", "r"]
+  ],
   "meta.v1.Condition": [
     ["type", 1, "string"],
     ["status", 2, "string"],
@@ -1345,6 +1405,15 @@ export const messages: Readonly<Record<string, ReadonlyArray<Field>>> = {
   ],
   "meta.v1.FieldsV1": [
     ["Raw", 1, "bytes"]
+  ],
+  "meta.v1.GroupVersionForDiscovery": [
+    ["groupVersion", 1, "string"],
+    ["version", 2, "string"]
+  ],
+  "meta.v1.GroupVersionKind": [
+    ["group", 1, "string"],
+    ["version", 2, "string"],
+    ["kind", 3, "string"]
   ],
   "meta.v1.LabelSelector": [
     ["matchLabels", 1, "string", "m"],
@@ -1408,6 +1477,10 @@ export const messages: Readonly<Record<string, ReadonlyArray<Field>>> = {
     ["uid", 1, "string"],
     ["resourceVersion", 2, "string"]
   ],
+  "meta.v1.ServerAddressByClientCIDR": [
+    ["clientCIDR", 1, "string"],
+    ["serverAddress", 2, "string"]
+  ],
   "meta.v1.ShardInfo": [
     ["selector", 1, "string"]
   ],
@@ -1436,6 +1509,9 @@ export const messages: Readonly<Record<string, ReadonlyArray<Field>>> = {
     ["seconds", 1, "int64"],
     ["nanos", 2, "int32"]
   ],
+  "meta.v1.Verbs": [
+    ["items", 1, "string", "r"]
+  ],
   "meta.v1.WatchEvent": [
     ["type", 1, "string"],
     ["object", 2, "runtime.RawExtension"]
@@ -1459,4 +1535,4 @@ export const messages: Readonly<Record<string, ReadonlyArray<Field>>> = {
 }
 
 /** Messages that are Go named slices: their JSON form is the array of `items`. */
-export const listWrappers: ReadonlySet<string> = new Set([])
+export const listWrappers: ReadonlySet<string> = new Set(["meta.v1.Verbs"])

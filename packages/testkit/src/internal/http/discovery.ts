@@ -303,7 +303,6 @@ const choose = (accept: string | undefined, aggregatable: boolean): Choice => {
   return { _tag: "Refused", transform }
 }
 
-
 const refused = (choice: { readonly transform: boolean }): Answer => ({
   _tag: "Object",
   status: 406,
@@ -354,7 +353,12 @@ const versionAnswer = (accept: string | undefined): Answer => {
     return {
       _tag: "Object",
       status: 406,
-      body: ApiError.failure(406, "NotAcceptable", "406: Not Acceptable\n\nAvailable representations: application/json", {})
+      body: ApiError.failure(
+        406,
+        "NotAcceptable",
+        "406: Not Acceptable\n\nAvailable representations: application/json",
+        {}
+      )
     }
   }
   return {

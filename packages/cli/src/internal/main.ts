@@ -1,11 +1,10 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Logging, Manager } from "@reconcile/core"
 import { Cache, Kube, KubeClient, LeaseLeaderElection, type Operator, Resource } from "@reconcile/kube"
-import { Envtest, type KubeObject as KubeObjects, Simulators, TestApiServer } from "@reconcile/testkit"
+import type { KubeObject as KubeObjects } from "@reconcile/testkit"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Console from "effect/Console"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -18,6 +17,7 @@ import * as path from "node:path"
 import type * as Main from "../Main.js"
 import { parse, usage } from "./args.js"
 import { crds } from "./crds.js"
+import { clientFromFile, LocalCluster } from "./localCluster.js"
 
 type KubeObject = KubeObjects.KubeObject
 
@@ -99,8 +99,6 @@ const running = <E, R>(
   ) as unknown as Layer.Layer<Manager.Manager, unknown, KubeClient.KubeClient | Kube.Kube>
 }
 
-const clientFromFile = (kubeconfig: string) => KubeClient.layer.pipe(Layer.provideMerge(Kube.layerFromFile(kubeconfig)))
-
 /** Whether an object has a `Ready` condition with status `True`. */
 const readyCondition = (object: any): boolean =>
   Array.isArray(object?.status?.conditions) &&
@@ -132,69 +130,6 @@ const describeConditions = (object: KubeObject): string => {
     .join(", ")
 }
 
-/**
- * The cluster `npm start` runs on when no cluster is named: the in-memory API server (`Embedded`), or a real
- * control plane of its own (`--real`). Samples are applied and read through it.
- */
-class LocalCluster extends Context.Service<LocalCluster, {
-  readonly url: string
-  readonly kubeconfigPath: string
-  /** "the embedded cluster" / "the real control plane", for the texts. */
-  readonly name: string
-  readonly apply: (object: KubeObject, fieldManager: string, force?: boolean) => Effect.Effect<void, unknown>
-  readonly get: (object: KubeObject) => Effect.Effect<Option.Option<KubeObject>, unknown>
-}>()("@reconcile/cli/LocalCluster") {}
-
-const embeddedCluster = (kubeconfigPath: string) =>
-  Layer.effect(
-    LocalCluster,
-    Effect.gen(function*() {
-      const server = yield* TestApiServer.TestApiServer
-      yield* Console.log(`Embedded Kubernetes API server on ${server.url} (in memory, stops with this process)`)
-      return {
-        url: server.url,
-        kubeconfigPath: server.kubeconfigPath,
-        name: "the embedded cluster",
-        apply: (object, fieldManager, force) => Effect.asVoid(server.cluster.apply(object, { fieldManager, force })),
-        get: (object) =>
-          Effect.option(server.cluster.get({
-            apiVersion: object.apiVersion,
-            kind: object.kind,
-            name: object.metadata.name!,
-            namespace: object.metadata.namespace
-          }))
-      }
-    })
-  ).pipe(Layer.provide(TestApiServer.layerWithCluster({ port: 0, kubeconfigPath })))
-
-/** A real control plane (`Envtest`) with the kubelet stand-in. */
-const realCluster = (kubeconfigPath: string) =>
-  Layer.effect(
-    LocalCluster,
-    Effect.gen(function*() {
-      const plane = yield* Envtest.Envtest
-      yield* Console.log(
-        `Real Kubernetes control plane ${plane.version} on ${plane.url} (etcd, kube-apiserver, ` +
-          `kube-controller-manager; stops with this process)`
-      )
-      yield* Console.log(
-        "No nodes: a kubelet stand-in reports each Pod Running and Ready after 1 s (the testkit's Simulators.kubelet)"
-      )
-      return {
-        url: plane.url,
-        kubeconfigPath: plane.kubeconfigPath,
-        name: "the real control plane",
-        apply: (object, fieldManager, force) => Effect.asVoid(plane.apply(object, { fieldManager, force })),
-        get: (object) => Effect.map(plane.get(object), Option.fromUndefinedOr)
-      }
-    })
-  ).pipe(
-    // the kubelet stand-in lives as long as the cluster (its own client, over the admin kubeconfig)
-    Layer.merge(Layer.unwrap(Effect.map(Envtest.Envtest, (plane) =>
-      Simulators.layerKubelet().pipe(Layer.provide(clientFromFile(plane.kubeconfigPath)))))),
-    Layer.provide(Envtest.layer({ kubeconfigPath }))
-  )
-
 const embedded = <E, R>(
   operator: Operator.Operator<E, R>,
   args: Main.Args,
@@ -207,9 +142,11 @@ const embedded = <E, R>(
     const namespace = args.namespace ?? "default"
     const definitions = yield* crds(operator)
 
+    // the testkit (the in-memory server, Envtest) is loaded here only: a main job on a named cluster never loads it
+    const Local = yield* Effect.promise(() => import("./localClusterLive.js"))
     const server: Layer.Layer<LocalCluster, unknown> = args.mode._tag === "Real"
-      ? realCluster(kubeconfigPath)
-      : embeddedCluster(kubeconfigPath)
+      ? Local.realCluster(kubeconfigPath)
+      : Local.embeddedCluster(kubeconfigPath)
     const client = Layer.unwrap(Effect.map(LocalCluster, (s) => clientFromFile(s.kubeconfigPath)))
     const prepared = Layer.effectDiscard(Effect.gen(function*() {
       const server = yield* LocalCluster

@@ -8,7 +8,7 @@
  * with a `Terminal` outcome and a `Ready=False` condition saying why — a spec
  * the Schema rejected would never be reconciled at all.
  */
-import { Resource } from "@reconcile/kube"
+import { Conditions, Resource } from "@reconcile/kube"
 import { Result, Schema } from "effect"
 
 export const WebAppSpec = Schema.Struct({
@@ -17,20 +17,8 @@ export const WebAppSpec = Schema.Struct({
   port: Schema.Int.annotate({ description: "Container and Service port (1–65535)" })
 })
 
-export const Condition = Schema.Struct({
-  type: Schema.String,
-  status: Schema.Literals(["True", "False", "Unknown"]),
-  observedGeneration: Schema.optional(Schema.Int),
-  lastTransitionTime: Schema.String,
-  reason: Schema.String,
-  message: Schema.String
-})
-
-export const WebAppStatus = Schema.Struct({
-  observedGeneration: Schema.optional(Schema.Int),
-  readyReplicas: Schema.optional(Schema.Int),
-  conditions: Schema.optional(Schema.Array(Condition))
-})
+/** `observedGeneration` and `conditions` (metav1.Condition, from `Conditions`), and the ready Pods. */
+export const WebAppStatus = Conditions.status({ readyReplicas: Schema.optional(Schema.Int) })
 
 /** The resource descriptor. */
 export const WebApp = Resource.custom({

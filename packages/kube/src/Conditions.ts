@@ -11,6 +11,24 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/**
+ * `metav1.Condition` as a Schema, for a custom resource's status (the CRD's schema is generated from it): `type`,
+ * `status` (`True`, `False`, `Unknown`), `observedGeneration`, `lastTransitionTime` (RFC 3339, of the last change
+ * of `status`), a CamelCase `reason` and a `message`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Condition = Schema.Struct({
+  type: Schema.String,
+  status: Schema.Literals(["True", "False", "Unknown"]),
+  observedGeneration: Schema.optional(Schema.Int),
+  lastTransitionTime: Schema.String,
+  reason: Schema.String,
+  message: Schema.String
+})
 
 /**
  * `metav1.Condition`.
@@ -18,16 +36,37 @@ import * as Effect from "effect/Effect"
  * @since 0.1.0
  * @category models
  */
-export interface Condition {
-  readonly type: string
-  readonly status: "True" | "False" | "Unknown"
-  readonly observedGeneration?: number | undefined
-  /** RFC 3339 time of the last change of `status`. */
-  readonly lastTransitionTime: string
-  /** CamelCase reason. */
-  readonly reason: string
-  readonly message: string
-}
+export interface Condition extends Schema.Schema.Type<typeof Condition> {}
+
+/**
+ * A status Schema with `observedGeneration` and `conditions` (an array of {@link Condition}), then `fields`: what
+ * `Status.setConditions` writes, plus what the resource reports besides.
+ *
+ * @example
+ * ```ts
+ * import { Conditions, Resource } from "@reconcile/kube"
+ * import { Schema } from "effect"
+ *
+ * const WebApp = Resource.custom({
+ *   group: "example.com",
+ *   version: "v1",
+ *   kind: "WebApp",
+ *   plural: "webapps",
+ *   scope: "Namespaced",
+ *   spec: Schema.Struct({ image: Schema.String }),
+ *   status: Conditions.status({ readyReplicas: Schema.optional(Schema.Int) })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const status = <const Fields extends Schema.Struct.Fields = {}>(fields?: Fields) =>
+  Schema.Struct({
+    observedGeneration: Schema.optional(Schema.Int),
+    conditions: Schema.optional(Schema.Array(Condition)),
+    ...(fields ?? ({} as Fields))
+  })
 
 /**
  * A condition to set; `lastTransitionTime` is decided by {@link set}.

@@ -4,6 +4,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
+import * as Conditions from "../src/Conditions.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as Resource from "../src/Resource.js"
@@ -14,15 +15,6 @@ import { WebApp } from "./support/fixtures.js"
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(Layer.provideMerge(kubeLayer()), Layer.provideMerge(env.layer))
 
-const Condition = Schema.Struct({
-  type: Schema.String,
-  status: Schema.Literals(["True", "False", "Unknown"]),
-  observedGeneration: Schema.optional(Schema.Int),
-  lastTransitionTime: Schema.String,
-  reason: Schema.String,
-  message: Schema.String
-})
-
 const Widget = Resource.custom({
   group: "example.com",
   version: "v1",
@@ -30,11 +22,7 @@ const Widget = Resource.custom({
   plural: "widgets",
   scope: "Namespaced",
   spec: Schema.Struct({ size: Schema.Int }),
-  status: Schema.Struct({
-    observedGeneration: Schema.optional(Schema.Int),
-    phase: Schema.optional(Schema.String),
-    conditions: Schema.optional(Schema.Array(Condition))
-  })
+  status: Conditions.status({ phase: Schema.optional(Schema.String) })
 })
 
 let counter = 0

@@ -4,7 +4,7 @@
  * writes the CustomResourceDefinition from them (the Schemas' constraints
  * become the CRD's validation, the printer columns what `kubectl get` shows).
  */
-import { Resource } from "@reconcile/kube"
+import { Conditions, Resource } from "@reconcile/kube"
 import { Schema } from "effect"
 
 /** What a user asks for. */
@@ -14,21 +14,12 @@ export const __Kind__Spec = Schema.Struct({
   })
 })
 
-/** `metav1.Condition`, as `Conditions` and `Status` write it. */
-export const __Kind__Condition = Schema.Struct({
-  type: Schema.String,
-  status: Schema.Literals(["True", "False", "Unknown"]),
-  observedGeneration: Schema.optional(Schema.Int),
-  lastTransitionTime: Schema.String,
-  reason: Schema.String,
-  message: Schema.String
-})
-
-/** What the controller reports. */
-export const __Kind__Status = Schema.Struct({
-  observedGeneration: Schema.optional(Schema.Int),
-  conditions: Schema.optional(Schema.Array(__Kind__Condition))
-})
+/**
+ * What the controller reports: `observedGeneration` and `conditions`
+ * (`metav1.Condition`, as `Conditions` and `Status` write them). Add fields
+ * with `Conditions.status({ ... })`.
+ */
+export const __Kind__Status = Conditions.status()
 
 /** The resource descriptor. */
 export const __Kind__ = Resource.custom({

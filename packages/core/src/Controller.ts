@@ -134,7 +134,7 @@ export type OutOfBandFailures = "count" | "ignore"
  * The `debounce` option: a window, or a window with the longest a burst may be
  * held (`maxWait`, at least `window`; default `window`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Debounce = Duration.Input | {
@@ -256,7 +256,7 @@ export interface Controller<E = never> {
  * })
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category combinators
  */
 export const addWatch: {
@@ -321,7 +321,7 @@ export const make: <E, RW, F extends Effect.Effect<unknown, unknown, unknown> = 
  * reconcile that fails with an error that is not an outcome does not compile, at the reconcile, with a message that
  * names that error and says to use `Reconcile.classify`, `retryable` or `terminal`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Definition<E, RW, F extends Effect.Effect<unknown, unknown, unknown>> =

@@ -38,7 +38,7 @@ export interface Handler<A, E = never, R = never> {
  * source's, then {@link lowPriorityWhenUnchanged}. A FIFO queue ignores
  * priorities.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Priority<A> = (event: Event<A>) => number | undefined
@@ -48,7 +48,7 @@ export type Priority<A> = (event: Event<A>) => number | undefined
  * `-100` (controller-runtime's `handler.LowPriority`, equal to
  * `PriorityWorkqueue.LowPriority`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const LowPriority: number = PriorityWorkqueue.LowPriority
@@ -61,7 +61,7 @@ export const LowPriority: number = PriorityWorkqueue.LowPriority
  * resync); no opinion otherwise (the queue's default, 0). Objects without a
  * `resourceVersion` are never taken for a resync.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category priorities
  */
 export const lowPriorityWhenUnchanged = <A>(event: Event<A>): number | undefined => {
@@ -86,7 +86,7 @@ export const lowPriorityWhenUnchanged = <A>(event: Event<A>): number | undefined
  * const urgent = Handler.withPriority(Handler.forObject, 10)
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category combinators
  */
 export const withPriority: {

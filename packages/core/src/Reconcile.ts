@@ -118,7 +118,7 @@ export type Reconciler<A, R = never> = (input: A) => Effect.Effect<void, Outcome
  * to do. {@link Checked} puts it in place of the reconcile's effect, so the
  * message is reported at the reconcile itself.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category type-level
  */
 export interface NotAnOutcome<E> {
@@ -138,7 +138,7 @@ export interface NotAnOutcome<E> {
  * Reconcile.classify, Reconcile.retryable or Reconcile.terminal …"' is missing in type
  * 'Effect<never, Error, never>' but required in type 'NotAnOutcome<Error>'`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category type-level
  */
 export type Checked<F extends Effect.Effect<unknown, unknown, unknown>> = [Exclude<Effect.Error<F>, Outcome>] extends
@@ -322,7 +322,7 @@ export const asTerminal = <A, E, R>(
  * const urgent = sync.pipe(Reconcile.withPriority(10))
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category combinators
  */
 export const withPriority: {

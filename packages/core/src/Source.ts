@@ -303,7 +303,7 @@ export const withPredicates = <A>(
  * const background = pipe(nodes, Source.withPriority(Handler.LowPriority))
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category combinators
  */
 export const withPriority: {

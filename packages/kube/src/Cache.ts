@@ -60,7 +60,7 @@ export interface Options {
    * a namespaced kind watches only `namespace`, and `get`/`list` without a namespace read it. Cluster-scoped kinds
    * are watched as before.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly namespace?: string | undefined
 }

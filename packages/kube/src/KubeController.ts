@@ -111,7 +111,7 @@ export const watches = <B extends HasMetadata, E = never, R = never>(w: Watches<
  * An owned resource with options (controller-runtime's `Owns(obj, opts…)`); a plain `Resource` in `owns` is one
  * with none.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Owns<B extends HasMetadata> {
@@ -135,7 +135,7 @@ export interface Owns<B extends HasMetadata> {
  * const owned = KubeController.owns(Resource.Deployment, { priority: 10 })
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const owns = <B extends HasMetadata>(
@@ -177,7 +177,7 @@ interface Common<A extends HasMetadata, E, RW> {
 /**
  * A request verb as Kubernetes authorizes it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection"
@@ -193,7 +193,7 @@ export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "d
  * const registry: KubeController.Permission = { resource: Resource.ConfigMap, verbs: ["create", "patch"] }
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Permission {
@@ -209,7 +209,7 @@ export interface Permission {
  * What a controller reads and writes, as {@link layer} records it on the Layer it returns: `Manifests` computes
  * the operator's RBAC from it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Declaration {
@@ -272,7 +272,7 @@ export type Config<A extends HasMetadata, E, R, RW> =
 /**
  * A handler for objects that exist but do not decode (`onUndecodable`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type OnUndecodable = (object: Undecodable.Undecodable) => Effect.Effect<void, Reconcile.Outcome, any>
@@ -283,7 +283,7 @@ export type OnUndecodable = (object: Undecodable.Undecodable) => Effect.Effect<v
  * that is not an outcome is reported at the reconcile, naming that error and the fix); `H` is the type of
  * `onUndecodable` (`undefined` when absent).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Definition<
@@ -305,7 +305,7 @@ export type Definition<
  * The requirements of a controller defined by a {@link Definition}: its reconcile's, its `onUndecodable`'s and its
  * `watches`' map functions'.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Requirements<RW, F, H> =
@@ -380,7 +380,7 @@ export const layer: {
  * The {@link Declaration} a Layer carries: `Some` for a Layer made by {@link layer} (or kept through
  * {@link provide} / {@link withDeclaration}), `None` for any other value.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category getters
  */
 export const declaration: (layer: unknown) => Option.Option<Declaration> = internal.declaration
@@ -389,7 +389,7 @@ export const declaration: (layer: unknown) => Option.Option<Declaration> = inter
  * Attaches a {@link Declaration} to a Layer (for a controller made otherwise, e.g. with core's `Controller.layer`
  * over Kubernetes objects), so `Manifests` grants what it touches.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category combinators
  */
 export const withDeclaration: {
@@ -419,7 +419,7 @@ export const withDeclaration: {
  * }).pipe(KubeController.provide(EventRecorder.layer({ controller: "example.com/settings" })))
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category combinators
  */
 export const provide: {

@@ -40,7 +40,7 @@
  * ) // Effect<string, ManifestsError>
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
@@ -50,7 +50,7 @@ import type * as Operator from "./Operator.js"
 /**
  * Options of {@link generate}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Options {
@@ -72,7 +72,7 @@ export interface Options {
  * Why manifests cannot be generated: an invalid name, namespace, image or option, custom resources that cannot make
  * one CRD, or a controller whose permissions are unknown. The message says what is wrong and what to do.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class ManifestsError extends Data.TaggedError("ManifestsError")<{
@@ -96,7 +96,7 @@ export class ManifestsError extends Data.TaggedError("ManifestsError")<{
  * `emptyDir` on `/tmp`), without privilege escalation or capabilities, with resource requests and limits,
  * liveness on `/healthz` and readiness on `/readyz`, and `POD_NAMESPACE` from the downward API.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const generate: (
@@ -108,7 +108,7 @@ export const generate: (
 /**
  * The ClusterRole rules of an operator (see the module documentation): merged, sorted, least privilege.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category getters
  */
 export const rules: (operator: Operator.Operator<any, any>) => ReadonlyArray<Operator.PolicyRule> = internal.rules
@@ -116,7 +116,7 @@ export const rules: (operator: Operator.Operator<any, any>) => ReadonlyArray<Ope
 /**
  * Objects as one multi-document YAML text (`---` between documents), for `kubectl apply --server-side -f`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category formatting
  */
 export const toYaml: (objects: ReadonlyArray<object>) => string = internal.toYaml
@@ -126,7 +126,7 @@ export const toYaml: (objects: ReadonlyArray<object>) => string = internal.toYam
  * in name order) creates what others need first: `crd.yaml`, `namespace.yaml`, `rbac.yaml`, `workload.yaml` (only
  * the files that have objects). The values are YAML texts as {@link toYaml} writes them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category formatting
  */
 export const files: (objects: ReadonlyArray<object>) => Record<string, string> = internal.files

@@ -409,7 +409,7 @@ export interface CustomResource<Spec, SpecEncoded, Status = never, StatusEncoded
 /**
  * A column of `kubectl get` for a custom resource (a CRD version's `additionalPrinterColumns` entry).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface PrinterColumn {
@@ -427,7 +427,7 @@ export interface PrinterColumn {
 /**
  * The `scale` subresource of a custom resource (`kubectl scale`, HorizontalPodAutoscaler): where the replicas are.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export interface Scale {
@@ -443,7 +443,7 @@ export interface Scale {
  * The `Age` printer column (`.metadata.creationTimestamp`), which Kubernetes shows by itself only for a CRD
  * without columns.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constants
  */
 export const AgeColumn: PrinterColumn = {
@@ -456,7 +456,7 @@ export const AgeColumn: PrinterColumn = {
  * Any custom resource descriptor, with a status Schema or without one (a descriptor without one has the status
  * type `never`, which `CustomResource<any, any, any, any>` does not accept).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type AnyCustomResource = CustomResource<any, any, any, any> | CustomResource<any, any, never, never>
@@ -563,7 +563,7 @@ export const crdManifest: <Spec, SpecEncoded, Status, StatusEncoded>(
  * const crds = Resource.crdManifests([V1, V2]) // Result: one CRD serving v1 and v2, storing v2
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const crdManifests: (
@@ -574,7 +574,7 @@ export const crdManifests: (
 /**
  * Custom resource descriptors that cannot make one CustomResourceDefinition (see {@link crdManifests}).
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category errors
  */
 export class CrdConflict extends Data.TaggedError("CrdConflict")<{

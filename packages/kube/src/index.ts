@@ -54,7 +54,7 @@ export * as KubeError from "./KubeError.js"
 export * as LeaseLeaderElection from "./LeaseLeaderElection.js"
 
 /**
- * @since 0.2.0
+ * @since 0.1.0
  */
 export * as Manifests from "./Manifests.js"
 

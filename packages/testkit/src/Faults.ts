@@ -31,6 +31,7 @@
  *
  * @since 0.1.0
  */
+import type * as KubeController from "@reconcile/kube/KubeController"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -39,12 +40,12 @@ import { coreOf } from "./internal/testCluster.js"
 import { TestCluster } from "./TestCluster.js"
 
 /**
- * A request verb as Kubernetes names it.
+ * A request verb as Kubernetes names it (`KubeController.Verb`, the verbs of RBAC rules).
  *
  * @since 0.1.0
  * @category models
  */
-export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection"
+export type Verb = KubeController.Verb
 
 /**
  * Which requests a rule applies to; every given field must match.

@@ -78,7 +78,7 @@ export declare namespace RateLimiter {
  * const limiter: RateLimiter.Make = RateLimiter.bucket({ perSecond: 10, burst: 100 })
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category models
  */
 export type Make = Effect.Effect<RateLimiter.Service, InvalidRateLimiterOptions>
@@ -89,7 +89,7 @@ export type Make = Effect.Effect<RateLimiter.Service, InvalidRateLimiterOptions>
  * {@link layer}). It holds a {@link Make}, not an instance: each queue runs it,
  * so no two queues share failure counts.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category tags
  */
 export class Maker extends Context.Service<Maker, Make>()("@reconcile/workqueue/RateLimiter/Maker") {}
@@ -239,7 +239,7 @@ export const layer = (make: Make): Layer.Layer<Maker> => Layer.succeed(Maker, ma
  * run now; else the {@link RateLimiter} instance from context; else `orElse`,
  * run now. Invalid limiter options become a defect.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category constructors
  */
 export const resolve = (

@@ -123,7 +123,7 @@ export declare namespace Workqueue {
   /**
    * A queue constructor: `Workqueue.make`, `PriorityWorkqueue.make` or your own.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    * @category models
    */
   export type Make = (options: Options) => Effect.Effect<Service, never, Scope.Scope>
@@ -134,7 +134,7 @@ export declare namespace Workqueue {
  * controllers use when their `queue` option names none. It holds a
  * constructor, not a queue: every controller makes its own queue with it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category tags
  */
 export class Maker extends Context.Service<Maker, Workqueue.Make>()("@reconcile/workqueue/Workqueue/Maker") {}
@@ -150,7 +150,7 @@ export class Maker extends Context.Service<Maker, Workqueue.Make>()("@reconcile/
  * const PriorityQueues = Workqueue.layerMaker(PriorityWorkqueue.make)
  * ```
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @category layers
  */
 export const layerMaker = (make: Workqueue.Make): Layer.Layer<Maker> => Layer.succeed(Maker, make)

@@ -1,4 +1,5 @@
 /** Fault injection state shared by the in-process cluster and the HTTP server. */
+import type * as KubeController from "@reconcile/kube/KubeController"
 import type * as Arr from "effect/Array"
 import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -9,7 +10,8 @@ import * as Stream from "effect/Stream"
 import * as ApiError from "../ApiError.js"
 import type { ResourceType } from "../ResourceType.js"
 
-export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection"
+/** A request verb (the one list: `KubeController.Verb`). */
+export type Verb = KubeController.Verb
 
 export interface Match {
   readonly verbs?: ReadonlyArray<Verb> | undefined

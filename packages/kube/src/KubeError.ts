@@ -366,6 +366,24 @@ export class Timeout extends Data.TaggedError("Timeout")<StatusFields> {
 }
 
 /**
+ * The client's own timeout: no answer to `request` within `after` (`status.reason` `Timeout`, `status.code` 0).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const clientTimeout = (after: Duration.Duration, request: RequestInfo): Timeout =>
+  new Timeout({
+    status: {
+      kind: "Status",
+      status: "Failure",
+      reason: "Timeout",
+      code: 0,
+      message: `no answer within ${Duration.format(after)}`
+    },
+    request
+  })
+
+/**
  * Any other status (406, 413, 415, an unexpected 3xx, …).
  *
  * @since 0.1.0

@@ -246,18 +246,7 @@ export const make = (
       return Effect.timeoutOrElse({
         duration,
         orElse: () =>
-          Effect.fail(
-            new KubeError.Timeout({
-              status: {
-                kind: "Status",
-                status: "Failure",
-                reason: "Timeout",
-                code: 0,
-                message: `no answer within ${Duration.format(duration)}`
-              },
-              request: info
-            })
-          )
+          Effect.fail(KubeError.clientTimeout(duration, info))
       })
     }
 
@@ -268,9 +257,7 @@ export const make = (
       response.status >= 200 && response.status < 300
         ? Effect.succeed(response)
         : response.text.pipe(
-          Effect.orElseSucceed(() =>
-            ""
-          ),
+          Effect.orElseSucceed(() => ""),
           Effect.flatMap((text) => Effect.fail(statusError(response.status, text, response.headers, info)))
         )
 

@@ -110,19 +110,7 @@ export const fromCore = (core: Core, options: TestKube.Options = {}): KubeClient
   const timeoutOf = (info: KubeError.RequestInfo) =>
     Effect.timeoutOrElse({
       duration: timeout,
-      orElse: () =>
-        Effect.fail(
-          new KubeError.Timeout({
-            status: {
-              kind: "Status",
-              status: "Failure",
-              reason: "Timeout",
-              code: 0,
-              message: `no answer within ${Duration.format(timeout)}`
-            },
-            request: info
-          })
-        )
+      orElse: () => Effect.fail(KubeError.clientTimeout(timeout, info))
     })
 
   /** One request: route, checks, faults, the core operation; errors as over HTTP; timeout and retries as over HTTP. */

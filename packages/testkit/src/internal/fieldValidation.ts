@@ -9,7 +9,18 @@
  */
 import * as ApiError from "../ApiError.js"
 import type { ResourceType } from "../ResourceType.js"
-import { clone, goJson, goPrint, goRawJson, type GoScan, goScan, isObject, type Obj, summarize } from "./json.js"
+import {
+  clone,
+  goJson,
+  goJsonType,
+  goPrint,
+  goRawJson,
+  type GoScan,
+  goScan,
+  isObject,
+  type Obj,
+  summarize
+} from "./json.js"
 import * as Models from "./openapi/models.js"
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
 import { type Field, messages } from "./protobuf/table.js"
@@ -182,11 +193,6 @@ export const checkApply = (rt: ResourceType, config: unknown): void => {
 const badRequest = (message: string): ApiError.ApiError => ApiError.make(400, "BadRequest", message)
 
 /** The JSON type a Go decoder names when it cannot put a value where it wanted another (`array`, `number`…). */
-const jsonType = (v: unknown): string =>
-  Array.isArray(v) ? "array" : v === null ? "null" : typeof v === "object" ? "object" : typeof v === "boolean"
-    ? "bool"
-    : typeof v
-
 /** A JSON text parsed, or encoding/json's error for it (the scan runs only when `JSON.parse` refuses the text). */
 const parse = (text: string): { readonly value: unknown } | string => {
   try {
@@ -214,7 +220,7 @@ export const decodeBody = (rt: ResourceType, text: string): unknown => {
   const body = parse(text)
   if (typeof body === "string") throw unrecognized(body)
   if (body.value !== null && !isObject(body.value)) {
-    throw unrecognized(`json: cannot unmarshal ${jsonType(body.value)} into Go value of type ${findKindType}`)
+    throw unrecognized(`json: cannot unmarshal ${goJsonType(body.value)} into Go value of type ${findKindType}`)
   }
   return body.value
 }
@@ -232,9 +238,9 @@ export const decodePatch = (type: Exclude<PatchType, "apply">, text: string, dir
   const mismatch = patch === undefined || patch === null
     ? undefined
     : type === "json" && !Array.isArray(patch)
-    ? jsonType(patch)
+    ? goJsonType(patch)
     : type !== "json" && !isObject(patch)
-    ? jsonType(patch)
+    ? goJsonType(patch)
     : undefined
   const why = error ??
     (mismatch === undefined ? undefined : `json: cannot unmarshal ${mismatch} into Go value of type ${wanted}`)

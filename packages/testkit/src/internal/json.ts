@@ -56,6 +56,12 @@ export const formatTime = (millis: number): string =>
 // -----------------------------------------------------------------------------------------------------------------
 // Go's views of JSON text and values (what kube-apiserver's messages quote)
 
+/** The name encoding/json gives a decoded JSON value's type in its errors (`bool`, `number`, `array`, …). */
+export const goJsonType = (v: unknown): string =>
+  Array.isArray(v) ? "array" : v === null ? "null" : typeof v === "object" ? "object" : typeof v === "boolean"
+    ? "bool"
+    : typeof v
+
 /** A Go float64 as `%v` prints it (shortest form, exponent below 1e-4 and from 1e21). */
 export const goFloat = (n: number): string => {
   if (!Number.isFinite(n)) return n > 0 ? "+Inf" : n < 0 ? "-Inf" : "NaN"
@@ -312,9 +318,7 @@ export const goContinueToken = (
   const parsed: unknown = JSON.parse(Buffer.from(data).toString("utf8"))
   if (parsed !== null && !isObject(parsed)) {
     return invalid(
-      `json: cannot unmarshal ${
-        Array.isArray(parsed) ? "array" : typeof parsed === "boolean" ? "bool" : typeof parsed
-      } into Go value of type storage.continueToken`
+      `json: cannot unmarshal ${goJsonType(parsed)} into Go value of type storage.continueToken`
     )
   }
   const t: Obj = parsed ?? {}

@@ -12,7 +12,7 @@ import * as Events from "./events.js"
 import { FaultState } from "./faults.js"
 import * as FieldSelectors from "./fieldSelectors.js"
 import * as FieldValidation from "./fieldValidation.js"
-import { clone, deepEqual, formatTime, goContinueToken, isObject, type Obj } from "./json.js"
+import { clone, deepEqual, formatTime, goContinueToken, goJsonType, isObject, type Obj } from "./json.js"
 import { type FieldRequirement, matches, parse as parseLabels, type Requirement } from "./labelSelector.js"
 import * as ManagedFields from "./managedFields.js"
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
@@ -671,22 +671,17 @@ export class Core {
    */
   private checkMetaTypes(rt: ResourceType, metadata: Obj): void {
     const refuse = (value: unknown, field: string, type: string) => {
-      const json = value === null
-        ? "null"
-        : Array.isArray(value)
-        ? "array"
-        : typeof value === "boolean"
-        ? "bool"
-        : typeof value
       throw badRequest(
-        `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: json: cannot unmarshal ${json} into Go struct field ObjectMeta.metadata.${field} of type ${type}`
+        `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: json: cannot unmarshal ${
+          goJsonType(value)
+        } into Go struct field ObjectMeta.metadata.${field} of type ${type}`
       )
     }
-    for (const field of ["name", "generateName", "namespace", "uid", "resourceVersion"]) {
+    for (const field of metaStrings) {
       const value = metadata[field]
       if (value !== undefined && value !== null && typeof value !== "string") refuse(value, field, "string")
     }
-    for (const field of ["labels", "annotations"]) {
+    for (const field of metaMaps) {
       const value = metadata[field]
       if (value === undefined || value === null) continue
       if (!isObject(value)) refuse(value, field, "map[string]string")
@@ -1405,12 +1400,14 @@ const conditionalResources: ReadonlySet<string> = new Set([
   "storage.k8s.io/volumeattachments"
 ])
 
+/** The string and `map[string]string` fields of ObjectMeta a client writes, as Go's decoder types them. */
+const metaStrings = ["name", "generateName", "namespace", "uid", "resourceVersion"] as const
+const metaMaps = ["labels", "annotations"] as const
+
 /** A `null` metadata string is absent and a `null` label or annotation value `""`, as Go's decoder reads them. */
 const nullsAsGoDecodes = (metadata: Obj): void => {
-  for (const field of ["name", "generateName", "namespace", "uid", "resourceVersion"]) {
-    if (metadata[field] === null) delete metadata[field]
-  }
-  for (const field of ["labels", "annotations"]) {
+  for (const field of metaStrings) if (metadata[field] === null) delete metadata[field]
+  for (const field of metaMaps) {
     const map = metadata[field]
     if (isObject(map)) { for (const [k, v] of Object.entries(map)) if (v === null) map[k] = "" }
   }

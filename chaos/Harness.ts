@@ -323,6 +323,18 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
       }
     }
 
+    /** A server fault: skipped while another one holds the server, counted, the server held until it ends. */
+    const exclusive = async (fault: Fault, act: () => Promise<unknown>): Promise<void> => {
+      if (serverBusy) return skip(fault, "server busy")
+      serverBusy = true
+      injected[fault.kind]++
+      try {
+        await act()
+      } finally {
+        serverBusy = false
+      }
+    }
+
     const inject = async (fault: Fault) => {
       const until = Math.min(phaseEnd, Date.now() + ("duration" in fault ? fault.duration * 1000 : 0))
       switch (fault.kind) {
@@ -348,43 +360,27 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
         case "latency":
           proxy!.window(fault.kind, fault.listener, until, fault.kind === "latency" ? fault.ms : 0)
           break
-        case "freeze": {
-          if (serverBusy) return skip(fault, "server busy")
-          serverBusy = true
-          injected.freeze++
-          server!.freeze()
-          try {
-            await sleep(until - Date.now())
-          } finally {
-            server!.thaw()
-            serverBusy = false
-          }
-          return
-        }
-        case "restart": {
+        case "freeze":
+          return exclusive(fault, async () => {
+            server!.freeze()
+            try {
+              await sleep(until - Date.now())
+            } finally {
+              server!.thaw()
+            }
+          })
+        case "restart":
           if (server!.cannotRestart !== undefined) return skip(fault, server!.cannotRestart)
-          if (serverBusy) return skip(fault, "server busy")
-          serverBusy = true
-          injected.restart++
-          try {
-            await onServer("did not come back after a restart", () => server!.restart(fault.signal, fault.down))
-          } finally {
-            serverBusy = false
-          }
-          return
-        }
-        case "etcd-restart": {
+          return exclusive(
+            fault,
+            () => onServer("did not come back after a restart", () => server!.restart(fault.signal, fault.down))
+          )
+        case "etcd-restart":
           if (server!.restartEtcd === undefined) return skip(fault, "no etcd of its own")
-          if (serverBusy) return skip(fault, "server busy")
-          serverBusy = true
-          injected[fault.kind]++
-          try {
-            await onServer("etcd did not come back after a crash", () => server!.restartEtcd!(fault.down))
-          } finally {
-            serverBusy = false
-          }
-          return
-        }
+          return exclusive(
+            fault,
+            () => onServer("etcd did not come back after a crash", () => server!.restartEtcd!(fault.down))
+          )
         case "compact": {
           if (server!.compact === undefined) return skip(fault, "no etcd of its own")
           if (serverBusy) return skip(fault, "server busy (etcd may be down)")

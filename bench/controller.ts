@@ -20,8 +20,8 @@
  *
  * Writes bench/results/controller.json. Run with `npm run bench:controller`.
  */
-import { Controller, Event, Handler, Predicates, Source } from "@reconcile/core"
-import { Deferred, Duration, Effect, Stream, Tracer } from "effect"
+import { Controller, Event, Handler, LeaderElection, Manager, Predicates, Source } from "@reconcile/core"
+import { Deferred, Duration, Effect, Layer, Stream, Tracer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -257,7 +257,10 @@ const program = Effect.gen(function*() {
   console.log(JSON.stringify(result, null, 2))
 })
 
-Effect.runPromise(program).catch((error) => {
+// the controllers run under a Manager without endpoints, always the leader
+const BenchManager = Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader))
+
+Effect.runPromise(program.pipe(Effect.provide(BenchManager))).catch((error) => {
   console.error(error)
   process.exit(1)
 })

@@ -1,5 +1,5 @@
 /**
- * The Deployment status simulator of a chaos run, as the testkit's `Simulators.deploymentStatus` does it in
+ * The Deployment status simulator of a chaos run, as the testkit's `Simulators.controllerManager` does it in
  * process, but over the harness's direct connection (the API server runs as its own process): a Deployment whose
  * status does not match its spec for `delayMs` gets `observedGeneration`, `replicas`, `updatedReplicas`,
  * `readyReplicas` and `availableReplicas` from its spec. Polls the Deployments of the namespace; each round is

@@ -31,7 +31,7 @@ export const suites: ReadonlyArray<string> = [
   "packages/kube/test/Kube.test.ts",
   "packages/kube/test/KubeClient.test.ts",
   "packages/kube/test/KubeControllerHttp.test.ts",
-  "packages/kube/test/KubeError.test.ts",
+  "packages/kube/test/KubeOutcome.test.ts",
   "packages/kube/test/LeaseLeaderElectionHttp.test.ts",
   "packages/kube/test/Resource.test.ts",
   "packages/kube/test/ResourceConstraints.test.ts",

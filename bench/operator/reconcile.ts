@@ -5,6 +5,7 @@
  * `Apply.apply` (owner reference through its `owner` option) and patches status.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as LeaderElection from "@reconcile/core/LeaderElection"
 import * as Manager from "@reconcile/core/Manager"
 import * as Reconcile from "@reconcile/core/Reconcile"
 import * as Apply from "@reconcile/kube/Apply"
@@ -12,6 +13,7 @@ import * as Cache from "@reconcile/kube/Cache"
 import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
 import * as KubeController from "@reconcile/kube/KubeController"
+import * as KubeOutcome from "@reconcile/kube/KubeOutcome"
 import * as Resource from "@reconcile/kube/Resource"
 import * as Undecodable from "@reconcile/kube/Undecodable"
 import { Effect, Layer } from "effect"
@@ -36,9 +38,9 @@ const reconcile = (app: WebApp) =>
         namespace: app.metadata.namespace
       })
     }
-  }).pipe(Reconcile.asRetryable)
+  }).pipe(KubeOutcome.classify, Reconcile.asTerminal) // API errors by their kind; another owner's child: Terminal
 
-const Controller = KubeController.layer({
+const Controller = KubeController.make({
   name: FIELD_MANAGER,
   for: WebApp,
   owns: [Resource.Deployment, Resource.Service],
@@ -47,8 +49,9 @@ const Controller = KubeController.layer({
   options: { maxConcurrentReconciles: CONCURRENCY }
 })
 
-const Main = Controller.pipe(
+const Main = KubeController.layer(Controller).pipe(
   Layer.provideMerge(Manager.layer({ metricsPort: 0, healthPort: 0 })),
+  Layer.provide(LeaderElection.layerAlwaysLeader),
   Layer.provide(Cache.layer()),
   Layer.provideMerge(KubeClient.layer),
   Layer.provide(Kube.layerFromFile(process.env.BENCH_KUBECONFIG!))

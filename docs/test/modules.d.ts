@@ -2,12 +2,11 @@
  * The virtual modules of docs/vitest.config.ts: the documentation's code, extracted when loaded.
  */
 declare module "readme:greeting" {
-  import type { Cache, KubeClient, Resource } from "@reconcile/kube"
-  import type { Layer } from "effect"
+  import type { KubeClient, KubeController, Resource } from "@reconcile/kube"
   /** The README's `Greeting` resource. */
   export const Greeting: Resource.CustomResource<{ readonly message: string }, { readonly message: string }>
-  /** The README's controller (the Manager not included). */
-  export const GreetingController: Layer.Layer<never, never, KubeClient.KubeClient | Cache.Cache>
+  /** The README's controller, a value (its Layer requires the Manager and the Cache). */
+  export const GreetingController: KubeController.KubeController<never, KubeClient.KubeClient>
 }
 
 /** The README's test: importing it registers it in the current suite. */

@@ -5,10 +5,18 @@
  * `readme:` modules of docs/vitest.config.ts), never copied.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Cache, KubeClient, OwnerReference, Resource } from "@reconcile/kube"
+import { LeaderElection, Manager } from "@reconcile/core"
+import { Cache, KubeClient, KubeController, OwnerReference, Resource } from "@reconcile/kube"
 import { Envtest, TestKube } from "@reconcile/testkit"
 import { Effect, Layer } from "effect"
 import { Greeting, GreetingController } from "readme:greeting"
+
+/** The README's controller running under a Manager (no endpoints, always the leader) over the Cache. */
+const Running = KubeController.layer(GreetingController).pipe(
+  Layer.provide(Manager.layer()),
+  Layer.provide(LeaderElection.layerAlwaysLeader),
+  Layer.provide(Cache.layer())
+)
 
 describe("README: Testing a controller in one screen", async () => {
   // registers the README's own test in this suite
@@ -29,7 +37,7 @@ describe("README: A controller in one screen", () => {
       Resource.crdManifest(Greeting),
       { type: "apply", fieldManager: "test" }
     )
-    yield* Layer.build(GreetingController.pipe(Layer.provide(Cache.layer())))
+    yield* Layer.build(Running)
   })
 
   it.effect("the ConfigMap is owned by its Greeting, and re-created after each deletion", () =>
@@ -97,7 +105,7 @@ describe.skipIf(process.env.RECONCILE_TEST_CLUSTER !== "real")(
       "its ConfigMap is re-created after each deletion, and goes with its Greeting",
       () =>
         Effect.gen(function*() {
-          yield* Layer.build(GreetingController.pipe(Layer.provide(Cache.layer())))
+          yield* Layer.build(Running)
           const owner = yield* KubeClient.create(Greeting, greeting("hello", "hi"))
           yield* KubeClient.create(Greeting, greeting("other", "ho"))
           for (let round = 0; round < 3; round++) {

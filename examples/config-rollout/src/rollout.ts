@@ -8,8 +8,7 @@
  * referenced ConfigMap): no list call per event.
  */
 import { Request } from "@reconcile/core"
-import { asRetryable } from "@reconcile/core/Reconcile"
-import { Cache, KubeClient, KubeController, Resource, Undecodable } from "@reconcile/kube"
+import { Cache, KubeClient, KubeController, KubeOutcome, Resource, Undecodable } from "@reconcile/kube"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 
@@ -48,7 +47,7 @@ const sortKeys = (_key: string, value: unknown) =>
     ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)))
     : value
 
-/** Starts the controller in the current scope (requires the Cache and the KubeClient). */
+/** Starts the controller in the current scope, under the Manager (requires the Manager, Cache and KubeClient). */
 export const make = Effect.gen(function*() {
   const cache = yield* Cache.Cache
   const deployments = yield* cache.informer(Resource.Deployment)
@@ -83,8 +82,8 @@ export const make = Effect.gen(function*() {
           spec: { template: { metadata: { annotations: { [hashAnnotation]: hash } } } }
         }, { type: "merge", namespace })
         yield* Effect.logInfo(`rolled ${namespace}/${deployment.metadata?.name}: config hash ${hash}`)
-      }).pipe(asRetryable),
+      }).pipe(KubeOutcome.classify), // a 422 or a 403 on the patch is Terminal (until the Deployment changes)
     // a Deployment the client cannot decode has no config to roll: wait for its next change
     onUndecodable: Undecodable.terminal
-  })
+  }).pipe(KubeController.start)
 })

@@ -1,18 +1,21 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ControllerMetrics } from "@reconcile/core"
+import { ControllerMetrics, LeaderElection, Manager } from "@reconcile/core"
 import { Cache, Kube, KubeClient, Resource } from "@reconcile/kube"
 import { TestApiServer } from "@reconcile/testkit"
 import { Effect, Layer, Metric } from "effect"
 import * as Rollout from "../src/rollout.js"
 
-const env = Layer.unwrap(
-  Effect.map(
-    TestApiServer.TestApiServer,
-    (server) =>
-      Cache.layer({ informer: { watcher: { initialBackoff: "10 millis", maxBackoff: "50 millis" } } }).pipe(
-        Layer.provideMerge(KubeClient.layer),
-        Layer.provide(Kube.layerFromFile(server.kubeconfigPath))
-      )
+const env = Layer.mergeAll(
+  Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader)),
+  Layer.unwrap(
+    Effect.map(
+      TestApiServer.TestApiServer,
+      (server) =>
+        Cache.layer({ informer: { watcher: { initialBackoff: "10 millis", maxBackoff: "50 millis" } } }).pipe(
+          Layer.provideMerge(KubeClient.layer),
+          Layer.provide(Kube.layerFromFile(server.kubeconfigPath))
+        )
+    )
   )
 ).pipe(Layer.provide(TestApiServer.layerWithCluster()))
 

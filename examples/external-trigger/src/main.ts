@@ -3,7 +3,8 @@
  * then `curl -X POST http://127.0.0.1:8090/hooks/default/site`.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect } from "effect"
+import { LeaderElection, Manager } from "@reconcile/core"
+import { Console, Effect, Layer } from "effect"
 import { start } from "./webhook.js"
 
 const program = Effect.gen(function*() {
@@ -13,6 +14,10 @@ const program = Effect.gen(function*() {
   })
   yield* Console.log(`POST http://127.0.0.1:${port}/hooks/<namespace>/<name> to trigger a reconcile (Ctrl-C stops)`)
   return yield* Effect.never
-}).pipe(Effect.scoped)
+}).pipe(
+  Effect.scoped,
+  // one replica, no HTTP endpoints of its own beyond the webhook
+  Effect.provide(Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader)))
+)
 
 NodeRuntime.runMain(program)

@@ -42,7 +42,7 @@ export const router = (offer: (target: Target) => Effect.Effect<boolean>) =>
 
 /**
  * Starts the webhook server on 127.0.0.1 and a controller fed by it, in the
- * current scope. Returns the bound port.
+ * current scope, under the `Manager`. Returns the bound port.
  */
 export const start = <R>(options: {
   readonly port?: number | undefined

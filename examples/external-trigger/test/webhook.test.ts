@@ -1,6 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect } from "effect"
+import { LeaderElection, Manager } from "@reconcile/core"
+import { Deferred, Effect, Layer } from "effect"
 import { start } from "../src/webhook.js"
+
+/** The Manager the controller runs under: no endpoint, always the leader. */
+const TestManager = Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader))
 
 const post = (port: number, path: string) =>
   Effect.promise(() => fetch(`http://127.0.0.1:${port}${path}`, { method: "POST" }).then((r) => r.status))
@@ -21,7 +25,7 @@ describe("external trigger", () => {
       assert.strictEqual(yield* post(port, "/hooks/prod/api"), 202)
       yield* Deferred.await(done).pipe(Effect.timeout("5 seconds"))
       assert.deepStrictEqual(seen.sort(), ["default/site", "prod/api"])
-    }))
+    }).pipe(Effect.provide(TestManager)))
 
   it.live("a burst of hooks for one key while it waits collapses into one reconcile", () =>
     Effect.gen(function*() {
@@ -41,11 +45,11 @@ describe("external trigger", () => {
       yield* Deferred.await(secondDone).pipe(Effect.timeout("5 seconds"))
       assert.deepStrictEqual(seen, ["busy", "busy"], "one run in flight plus one collapsed re-run")
       assert.strictEqual(yield* controller.queue.len, 0, "nothing else is queued")
-    }))
+    }).pipe(Effect.provide(TestManager)))
 
   it.live("unknown paths are 404", () =>
     Effect.gen(function*() {
       const { port } = yield* start({ reconcile: () => Effect.void })
       assert.strictEqual(yield* post(port, "/nope"), 404)
-    }))
+    }).pipe(Effect.provide(TestManager)))
 })

@@ -4,7 +4,7 @@
  */
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import { EventRecorder, Finalizer, KubeController, Resource, type Undecodable } from "@reconcile/kube"
-import { Cause, Duration, Effect, Exit, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
 import { applyWebApp, cleanupWebApp, fieldManager, reportUndecodable } from "./reconcile.js"
 import { WebApp } from "./WebApp.js"
 
@@ -40,19 +40,24 @@ export const reconcile = (
     onUndecodable: reportUndecodable
   })
 
-/**
- * The controller as a Layer. `onOutcome` sees every reconcile's result (the
- * main job prints them); `onCleanup` every successful cleanup (tests count them).
- */
-export const layer = (options: {
+/** Options of {@link make} and {@link layer}. */
+export interface Options {
+  /** Sees every reconcile's result (the main job prints them). */
   readonly onOutcome?:
     | ((app: WebApp | Undecodable.Undecodable, exit: Exit.Exit<void, Reconcile.Outcome>) => Effect.Effect<void>)
     | undefined
+  /** Sees every successful cleanup (tests count them). */
   readonly onCleanup?: ((app: WebApp | Undecodable.Undecodable) => Effect.Effect<void>) | undefined
   readonly maxConcurrentReconciles?: number | undefined
-} = {}) => {
+}
+
+/**
+ * The controller as a value: what it runs and what it declares — `for` WebApp, `owns` Deployments and Services, and
+ * the registry ConfigMap in `rbac` — from which `Manifests` computes the operator's RBAC.
+ */
+export const make = (options: Options = {}) => {
   const run = reconcile(options.onCleanup)
-  return KubeController.layer({
+  return KubeController.make({
     name: fieldManager,
     for: WebApp,
     owns: [Resource.Deployment, Resource.Service],
@@ -64,6 +69,11 @@ export const layer = (options: {
     options: { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2 },
     // beyond `for` and `owns`: the example's "external registry" ConfigMap (`register`, `cleanupWebApp`)
     rbac: [{ resource: Resource.ConfigMap, verbs: ["create", "patch"] }]
-    // KubeController.provide keeps what the controller declares (for `Manifests`), Layer.provide would not
-  }).pipe(KubeController.provide(EventRecorder.layer({ controller: `${WebApp.group}/${fieldManager}` })))
+  })
 }
+
+/** The Layer running the controller, with the `EventRecorder` its reconcile records events through. */
+export const layer = (options: Options = {}) =>
+  KubeController.layer(make(options)).pipe(
+    Layer.provide(EventRecorder.layer({ controller: `${WebApp.group}/${fieldManager}` }))
+  )

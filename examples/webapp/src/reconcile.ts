@@ -12,7 +12,7 @@
  * - **undecodable** (`reportUndecodable`): a live app whose spec no longer
  *   decodes gets `Ready=False, reason=InvalidSpec` saying why, then `Terminal`.
  *
- * API errors are classified by `KubeError.toOutcome`: a child the API server
+ * API errors are classified by `KubeOutcome.classify`: a child the API server
  * rejects for good (422 Invalid, 400, 403 on the write) is `Terminal` — the app
  * gets `Ready=False, reason=ChildRejected` with the server's message and one
  * Warning event, and waits for its next change instead of being retried
@@ -30,6 +30,7 @@ import {
   EventRecorder,
   KubeClient,
   KubeError,
+  KubeOutcome,
   OwnerReference,
   Resource,
   type Undecodable
@@ -196,7 +197,7 @@ const applyChildren = (app: WebApp, owner: OwnerRef) =>
     apply(Resource.Deployment, desiredDeployment(app, owner)),
     apply(Resource.Service, desiredService(app, owner))
   ).pipe(
-    KubeError.toOutcome,
+    KubeOutcome.classify,
     Effect.catchTag("Terminal", (rejected) =>
       Effect.andThen(
         notReady(app, "ChildRejected", "Apply", rejected.message ?? "the API server rejected a child object"),
@@ -271,7 +272,7 @@ export const applyWebApp = (
       })
     }
     if (!rolledOut) return yield* requeueAfter(progressInterval)
-  }).pipe(KubeError.toOutcome)
+  }).pipe(KubeOutcome.classify)
 
 const readyReason = (app: AppStatus) => Conditions.find(app.status?.conditions, "Ready")?.reason
 
@@ -293,7 +294,7 @@ export const reportUndecodable = (
     })
     yield* notReady(app, "InvalidSpec", "Decode", message)
     return yield* terminal(object.error, message)
-  }).pipe(KubeError.toOutcome)
+  }).pipe(KubeOutcome.classify)
 
 /** The cleanup phase: forget the app in the external registry (any failure is retried with backoff). */
 export const cleanupWebApp = (

@@ -41,7 +41,7 @@ const run = (args: ReadonlyArray<string>, until?: RegExp) =>
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
-const cluster = Simulators.layerDeploymentStatus({ delay: "100 millis" }).pipe(
+const cluster = Simulators.layerControllerManager({ podReadyDelay: "100 millis" }).pipe(
   Layer.provideMerge(TestApiServer.layerWithCluster())
 )
 

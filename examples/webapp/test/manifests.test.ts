@@ -5,6 +5,7 @@
  * it sends, and checking each against the generated ClusterRole and Role.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
+import { Manager } from "@reconcile/core"
 import { Cache, KubeClient, LeaseLeaderElection, type Operator, Resource } from "@reconcile/kube"
 import { Simulators, TestApiServer, TestKube } from "@reconcile/testkit"
 import { Effect, Layer, Stream } from "effect"
@@ -110,7 +111,7 @@ const recording = (accesses: Array<Access>) =>
           group: resource.group,
           resource: resource.plural,
           subresource,
-          namespace: resource.namespaced ? namespace ?? "default" : undefined
+          namespace: resource.scope === "Namespaced" ? namespace ?? "default" : undefined
         })
       const owners = (body: unknown, namespace: string | undefined) => {
         const refs = (body as { metadata?: { ownerReferences?: Array<any> } } | undefined)?.metadata?.ownerReferences
@@ -209,6 +210,7 @@ describe("RBAC", () => {
       const namespace = `${name}-system`
       const accesses: Array<Access> = []
       const running = operator.layer.pipe(
+        Layer.provide(Manager.layer()),
         Layer.provide(LeaseLeaderElection.layer({ name, namespace, identity: "test" })),
         Layer.provide(Cache.layer()),
         Layer.provide(recording(accesses))
@@ -229,7 +231,7 @@ describe("RBAC", () => {
       )
       const ctx = yield* Layer.build(
         running.pipe(
-          Layer.provideMerge(Simulators.layerDeploymentStatus({ delay: "1 second" })),
+          Layer.provideMerge(Simulators.layerControllerManager({ podReadyDelay: "1 second" })),
           Layer.provideMerge(setup),
           Layer.provideMerge(TestKube.layerWithCluster())
         )

@@ -23,7 +23,7 @@ interface Served {
 }
 
 const served: Array<Served> = []
-const cluster = Layer.mergeAll(Faults.layer, Simulators.layerDeploymentStatus({ delay: "100 millis" })).pipe(
+const cluster = Layer.mergeAll(Faults.layer, Simulators.layerControllerManager({ podReadyDelay: "100 millis" })).pipe(
   Layer.provideMerge(TestApiServer.layerWithCluster({
     log: (line) => served.push({ line, finishedAt: Date.now(), millis: Number(/ (\d+)ms$/.exec(line)?.[1] ?? 0) })
   }))

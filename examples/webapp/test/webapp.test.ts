@@ -3,6 +3,7 @@
  * reconciles run in milliseconds and time is exact.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { LeaderElection, Manager } from "@reconcile/core"
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import { Cache, KubeClient, Resource, type Undecodable } from "@reconcile/kube"
 import { Faults, Simulators, TestKube } from "@reconcile/testkit"
@@ -39,8 +40,10 @@ const operator = (
       }),
     maxConcurrentReconciles: options.maxConcurrentReconciles
   }).pipe(
+    Layer.provide(Manager.layer()),
+    Layer.provide(LeaderElection.layerAlwaysLeader),
     Layer.provide(Cache.layer()),
-    Layer.provideMerge(Simulators.layerDeploymentStatus({ delay: "1 second" })),
+    Layer.provideMerge(Simulators.layerControllerManager({ podReadyDelay: "1 second" })),
     Layer.provideMerge(Layer.effectDiscard(
       KubeClient.patch(Resource.CustomResourceDefinition, "webapps.apps.reconcile.dev", Resource.crdManifest(WebApp), {
         type: "apply",

@@ -14,9 +14,10 @@
  * - **A real cluster** only when asked: `--kubeconfig PATH`, `--context NAME`
  *   (of `$KUBECONFIG` or `~/.kube/config`) or `--in-cluster` (the Pod's service
  *   account: what the generated Deployment runs with).
- * - A flag that does nothing in the chosen mode, or a bad value, is an error
- *   (exit 2); a start failure prints `error: <what to do>` once (exit 1);
- *   SIGINT/SIGTERM drain the controllers and exit 0.
+ * - The command line is an `effect/cli` Command: `--help` prints its help. A
+ *   flag that does nothing in the chosen mode, an unknown flag or a bad value
+ *   is one `error: …` line (exit 2); a start failure prints `error: <what to
+ *   do>` once (exit 1); SIGINT/SIGTERM drain the controllers and exit 0.
  *
  * @example
  * ```ts
@@ -37,54 +38,21 @@
  *
  * @since 0.1.0
  */
-import type * as Logging from "@reconcile/core/Logging"
 import type * as Manager from "@reconcile/core/Manager"
 import type * as Cache from "@reconcile/kube/Cache"
 import type * as Kube from "@reconcile/kube/Kube"
 import type * as KubeClient from "@reconcile/kube/KubeClient"
 import type * as Operator from "@reconcile/kube/Operator"
-import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type * as Runtime from "effect/Runtime"
 import * as args from "./internal/args.js"
+import type { Args, UsageError } from "./internal/args.js"
 import * as internal from "./internal/main.js"
 
-/**
- * Where the operator runs: the embedded API server, a real control plane of its own
- * (`--real`), a cluster of a kubeconfig
- * (`--kubeconfig` and/or `--context`), or the Pod's service account
- * (`--in-cluster`).
- *
- * @since 0.1.0
- * @category models
- */
-export type Mode =
-  | { readonly _tag: "Embedded" }
-  | { readonly _tag: "Real" }
-  | { readonly _tag: "Cluster"; readonly kubeconfig: string | undefined; readonly context: string | undefined }
-  | { readonly _tag: "InCluster" }
-
-/**
- * The parsed command line (see {@link parseArgs}).
- *
- * @since 0.1.0
- * @category models
- */
-export interface Args {
-  readonly help: boolean
-  readonly mode: Mode
-  /** `--namespace`: the only namespace watched (and, embedded, where the samples go). */
-  readonly namespace: string | undefined
-  readonly installCrds: boolean
-  readonly leaderElect: boolean
-  readonly leaderElectionNamespace: string | undefined
-  readonly metricsPort: number
-  readonly healthPort: number
-  readonly logFormat: Logging.Format
-  readonly logLevel: Logging.Level
-  /** `KUBECONFIG`'s value when it is set but ignored (embedded mode). */
-  readonly ignoredKubeconfig: string | undefined
-}
+// What the command line parses into and its error (declared by `internal/args.ts`, which makes them, so that it need
+// not import this module).
+export type { Args, Mode } from "./internal/args.js"
+export { UsageError } from "./internal/args.js"
 
 /**
  * The services the main job provides to the operator's controllers.
@@ -110,7 +78,11 @@ export interface Options {
    * operator's kinds in the namespace).
    */
   readonly tryIt?: ((namespace: string) => ReadonlyArray<string>) | undefined
-  /** How the program is run, for the usage text and messages (default `npm start --`). */
+  /**
+   * How the program is run, for the usage text and messages (default `npm start --`). When it is one word, an
+   * executable on the `PATH` (`greeting-operator`), `--completions bash|zsh|fish|powershell` prints the shell
+   * completions for it.
+   */
   readonly command?: string | undefined
   /** The arguments (default `process.argv.slice(2)`). */
   readonly argv?: ReadonlyArray<string> | undefined
@@ -119,17 +91,9 @@ export interface Options {
 }
 
 /**
- * An invalid command line: an unknown flag, a bad value, or a flag that does
- * nothing in the chosen mode. The message says why (exit code 2).
- *
- * @since 0.1.0
- * @category errors
- */
-export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
-
-/**
- * Parses the command line (`--flag value` or `--flag=value`) and the
- * environment (`KUBECONFIG`, `LOG_FORMAT`, `LOG_LEVEL`).
+ * Parses the command line (`--flag value` or `--flag=value`; the `effect/cli` Command of {@link program}) and the
+ * environment (`KUBECONFIG`, `LOG_FORMAT`, `LOG_LEVEL`). Prints nothing: `--help` and `--completions` give
+ * `help: true`.
  *
  * @since 0.1.0
  * @category parsing
@@ -138,10 +102,10 @@ export const parseArgs = (
   argv: ReadonlyArray<string>,
   env: Readonly<Record<string, string | undefined>> = {},
   command = "npm start --"
-): Effect.Effect<Args, UsageError> => args.parse(argv, env, command)
+): Effect.Effect<Args, UsageError> => args.parseArgs(argv, env, command)
 
 /**
- * The usage text (`--help`) for an operator named `name`.
+ * The usage text (`--help`, in `effect/cli`'s format) for an operator named `name`.
  *
  * @since 0.1.0
  * @category parsing

@@ -120,7 +120,7 @@ describe("Main.program: errors", () => {
     Effect.gen(function*() {
       const result = yield* runToEnd(["--help"])
       assert.strictEqual(result.code, 0)
-      assert.include(result.out, "Usage: npm start -- [options]")
+      assert.include(result.out, "USAGE\n  npm start -- [flags]")
       assert.include(result.out, "greeting-operator")
     }))
 

@@ -177,7 +177,7 @@ describe("reconcile manifests", () => {
         assert.strictEqual(both.code, 2)
         assert.include(both.stderr, "alternatives")
         assert.strictEqual(help.code, 0)
-        assert.include(help.stdout, "reconcile manifests [options]")
+        assert.include(help.stdout, "USAGE\n  reconcile <subcommand> [flags]")
       }),
     { timeout: 30_000 }
   )

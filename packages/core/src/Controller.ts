@@ -30,7 +30,7 @@
  * does not call the rate limiter: the scheduled retry stands, with either
  * queue, and the backoff does not grow.
  *
- * **Priorities.** With a priority queue (`queue: "priority"`), each event's
+ * **Priorities.** With a priority queue (`queue: Workqueue.priority`), each event's
  * requests enter at the priority of its watch: the handler's rule
  * (`Handler.withPriority`), else the source's (`Source.withPriority`), else
  * `Handler.lowPriorityWhenUnchanged` (the initial list and resyncs at
@@ -44,8 +44,10 @@
  * Before its sources start (a follower without `warmup`) a controller is
  * ready: readiness never waits for leadership.
  *
- * **Lifecycle.** Sources start once this replica leads (the `LeaderElection`
- * service; always-leader by default), or at once with `warmup: true`; workers
+ * **Lifecycle.** A controller runs under the `Manager` ({@link make} and
+ * {@link layer} require it): the Manager reports its readiness, ends when it
+ * fails, and holds the replica's `LeaderElection`. Sources start once this
+ * replica leads, or at once with `warmup: true`; workers
  * start only after every source is synced (within `cacheSyncTimeout`, else the
  * controller fails with {@link CacheSyncTimeout} naming the sources) and this
  * replica leads. {@link addWatch} adds a source later. Closing the scope stops
@@ -58,45 +60,34 @@
  * effect's default in-memory tracer, no span is made: tracing costs nothing
  * unless it is used).
  *
+ * **The worker loop alone.** {@link run} is the same queue, workers and
+ * decision table fed by a stream of requests, without sources, a Manager,
+ * leader election or Kubernetes (kube-rs's `applier`): for embedding and for
+ * tests of a reconcile's outcomes.
+ *
  * @since 0.1.0
  */
 import type { RateLimiter, Workqueue } from "@reconcile/workqueue"
-import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import type { Handler } from "./Handler.js"
 import * as internal from "./internal/controller.js"
-import type { LeadershipLost } from "./LeaderElection.js"
+import { CacheSyncTimeout, type ControllerError, SourceFailed } from "./internal/controllerError.js"
+import type { Watch } from "./internal/controllerSources.js"
+import type { Debounce } from "./internal/debounce.js"
+import type { Manager } from "./Manager.js"
 import type { Predicate } from "./Predicates.js"
 import type * as Reconcile from "./Reconcile.js"
 import type * as Request from "./Request.js"
-import type { Health, Source } from "./Source.js"
+import type { Source } from "./Source.js"
 
-/**
- * One source with its predicates and handler; the object type is erased so
- * that a controller can watch several kinds.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Watch<E = never, R = never> {
-  /** The source's name (used in sync-timeout errors and logs). */
-  readonly name: string
-  /**
-   * Runs the source, feeding the requests its handler yields to `enqueue`, with the priority of the event that
-   * caused them (used by a priority queue; absent: 0).
-   */
-  readonly run: (
-    enqueue: (requests: ReadonlyArray<Request.Request>, priority?: number | undefined) => Effect.Effect<void>
-  ) => Effect.Effect<void, E, R>
-  /** Completes once the source has synced. */
-  readonly synced: Effect.Effect<void>
-  /** The source's connection (`Source.health`); absent: always connected. */
-  readonly health?: Effect.Effect<Health> | undefined
-}
+// A source of a controller (`internal/controllerSources.ts` declares it, so that the sources need not import this
+// module).
+export type { Watch }
 
 /**
  * Builds a {@link Watch}: events of `source` that pass every predicate are
@@ -130,50 +121,34 @@ export const watch: <A, E1, R1, E2 = never, R2 = never>(
  */
 export type OutOfBandFailures = "count" | "ignore"
 
-/**
- * The `debounce` option: a window, or a window with the longest a burst may be
- * held (`maxWait`, at least `window`; default `window`).
- *
- * @since 0.1.0
- * @category models
- */
-export type Debounce = Duration.Input | {
-  readonly window: Duration.Input
-  readonly maxWait?: Duration.Input | undefined
-}
+// The `debounce` option (declared by `internal/debounce.ts`, which resolves it).
+export type { Debounce }
 
 /**
- * Controller options; every field has controller-runtime's default.
+ * Options of the worker loop, for {@link run} and every controller; every field has controller-runtime's default.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Options {
+export interface RunOptions {
   /** Number of workers (default 1). Never two reconciles of one key at once, whatever the number. */
   readonly maxConcurrentReconciles?: number | undefined
   /** Interrupt a reconcile that runs longer, and treat it as `Retryable` (default: no timeout). */
   readonly reconcileTimeout?: Duration.Input | undefined
-  /** How long workers wait for the sources to sync before the controller fails (default 2 minutes). */
-  readonly cacheSyncTimeout?: Duration.Input | undefined
-  /**
-   * How long a source may stay disconnected (`Source.health`: no list, event or bookmark since its
-   * connection failed) before the controller reports not ready — `/readyz` answers 503 — until it
-   * reconnects (default 60 seconds).
-   */
-  readonly sourceDisconnectLimit?: Duration.Input | undefined
   /** Recover defects as `Retryable` (default true); when false a defect fails the controller. */
   readonly recoverPanics?: boolean | undefined
   /** How long in-flight reconciles may run after shutdown begins (default 30 seconds). */
   readonly gracefulShutdownTimeout?: Duration.Input | undefined
   /**
-   * The queue: `"fifo"` (client-go), `"priority"`, or a constructor such as `PriorityWorkqueue.make`. Default: the
-   * constructor a Layer provides (`Workqueue.layerMaker`), else `"fifo"`. Each controller makes its own queue.
+   * The queue to make: `Workqueue.fifo` (client-go), `Workqueue.priority` (controller-runtime's priority queue),
+   * or a `Workqueue.Make` of your own, tagged with its kind. Default: the `Workqueue.Maker` setting
+   * (`Workqueue.layerMaker`), itself `Workqueue.fifo` by default. Each controller makes its own queue.
    */
-  readonly queue?: "fifo" | "priority" | Workqueue.Workqueue.Make | undefined
+  readonly queue?: Workqueue.Make | undefined
   /**
-   * The rate limiter to make (`RateLimiter.Make`), made afresh for this controller. Default: the maker a Layer
-   * provides (`RateLimiter.layer`), else a `RateLimiter` instance a Layer provides (shared), else
-   * `RateLimiter.controllerDefault` (`RateLimiter.priorityDefault` with the priority queue).
+   * The rate limiter to make (`RateLimiter.Make`), made afresh for this controller. Default: the `RateLimiter.Maker`
+   * setting (`RateLimiter.layerMaker`), else the queue kind's default: `RateLimiter.controllerDefault`
+   * (`RateLimiter.priorityDefault` with a priority queue).
    */
   readonly rateLimiter?: RateLimiter.Make | undefined
   /**
@@ -185,11 +160,29 @@ export interface Options {
   readonly debounce?: Debounce | undefined
   /** Backoff rule for out-of-band failures (default `"count"`, as controller-runtime). */
   readonly outOfBandFailures?: OutOfBandFailures | undefined
+}
+
+/**
+ * Controller options: the worker loop's ({@link RunOptions}) and the sources'; every field has
+ * controller-runtime's default.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends RunOptions {
+  /** How long workers wait for the sources to sync before the controller fails (default 2 minutes). */
+  readonly cacheSyncTimeout?: Duration.Input | undefined
+  /**
+   * How long a source may stay disconnected (`Source.health`: no list, event or bookmark since its
+   * connection failed) before the controller reports not ready — `/readyz` answers 503 — until it
+   * reconnects (default 60 seconds).
+   */
+  readonly sourceDisconnectLimit?: Duration.Input | undefined
   /**
    * Start the sources before this replica leads, so that a follower's sources have synced when it takes over
    * (controller-runtime's `EnableWarmup`). Default `false`, as controller-runtime (`pkg/config/controller.go`,
-   * `EnableWarmup`: "Defaults to false"): the sources start once leadership is acquired. Without a
-   * `LeaderElection` service the replica always leads and the sources start at once either way.
+   * `EnableWarmup`: "Defaults to false"): the sources start once leadership is acquired. With
+   * `LeaderElection.layerAlwaysLeader` the replica always leads and the sources start at once either way.
    */
   readonly warmup?: boolean | undefined
 }
@@ -264,57 +257,20 @@ export const addWatch: {
   <E, R>(self: Controller<E>, watch: Watch<E, R>): Effect.Effect<void, never, R | Scope.Scope>
 } = dual(2, <E, R>(self: Controller<E>, watch: Watch<E, R>) => self.watch(watch))
 
-/**
- * The sources did not sync within `cacheSyncTimeout`.
- *
- * @since 0.1.0
- * @category errors
- */
-export class CacheSyncTimeout extends Data.TaggedError("CacheSyncTimeout")<{
-  readonly controller: string
-  /** The names of the sources that had not synced. */
-  readonly sources: ReadonlyArray<string>
-  readonly timeout: Duration.Duration
-}> {
-  override get message(): string {
-    return `controller ${this.controller}: timed out waiting for sources to sync: ${this.sources.join(", ")}`
-  }
-}
+// Why a controller stops (declared by `internal/controllerError.ts`, so that the sources make them without
+// importing this module).
+export { CacheSyncTimeout, type ControllerError, SourceFailed }
 
 /**
- * A source's stream failed.
- *
- * @since 0.1.0
- * @category errors
- */
-export class SourceFailed<E> extends Data.TaggedError("SourceFailed")<{
-  readonly controller: string
-  readonly source: string
-  readonly cause: E
-}> {
-  override get message(): string {
-    return `controller ${this.controller}: source ${this.source} failed`
-  }
-}
-
-/**
- * Why a controller stopped.
- *
- * @since 0.1.0
- * @category errors
- */
-export type ControllerError<E> = CacheSyncTimeout | SourceFailed<E> | LeadershipLost
-
-/**
- * Starts a controller in the current scope and returns its handle. Uses the
- * `LeaderElection` service when one is in context.
+ * Starts a controller in the current scope, under the `Manager` (which reports its readiness, ends when it fails and
+ * decides when this replica leads), and returns its handle: for {@link addWatch}, or to read its queue.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make: <E, RW, F extends Effect.Effect<unknown, unknown, unknown> = Effect.Effect<void>>(
   config: Definition<E, RW, F>
-) => Effect.Effect<Controller<E>, never, Effect.Services<F> | RW | Scope.Scope> = internal.make as any
+) => Effect.Effect<Controller<E>, never, Manager | Effect.Services<F> | RW | Scope.Scope> = internal.make as any
 
 /**
  * A {@link Config} as `make` and `layer` read it: the reconcile's effect `F` is checked by `Reconcile.Checked`, so a
@@ -329,22 +285,32 @@ export type Definition<E, RW, F extends Effect.Effect<unknown, unknown, unknown>
   & { readonly reconcile: (request: Request.Request) => Reconcile.Checked<F> }
 
 /**
- * A Layer running the controller for the lifetime of the Layer, registered
- * with the `Manager` when one is provided (which then reports its readiness
- * and fails when it fails). It exposes no handle: to add sources later
- * ({@link addWatch}), use {@link make}.
+ * A Layer running the controller for the lifetime of the Layer, under the `Manager` it requires (which reports its
+ * readiness and fails when it fails). It exposes no handle: to add sources later ({@link addWatch}), use
+ * {@link make}.
  *
  * @example
  * ```ts
  * import { Effect, Layer } from "effect"
- * import { Controller, Handler, Manager, type ObjectMeta, type Request, type Source } from "@reconcile/core"
+ * import {
+ *   Controller,
+ *   Handler,
+ *   LeaderElection,
+ *   Manager,
+ *   type ObjectMeta,
+ *   type Request,
+ *   type Source
+ * } from "@reconcile/core"
  *
  * declare const pods: Source.Source<ObjectMeta.HasMetadata> // e.g. a cache's source of Pods
  * const reconcile = (request: Request.Request) => Effect.log(`reconcile ${request.name}`)
  *
  * const Main = Layer.mergeAll(
  *   Controller.layer({ name: "pods", watches: [Controller.watch(pods, Handler.forObject)], reconcile })
- * ).pipe(Layer.provideMerge(Manager.layer({ healthPort: 8081 })))
+ * ).pipe(
+ *   Layer.provideMerge(Manager.layer({ healthPort: 8081 })),
+ *   Layer.provide(LeaderElection.layerAlwaysLeader) // one replica
+ * )
  * ```
  *
  * @since 0.1.0
@@ -352,5 +318,65 @@ export type Definition<E, RW, F extends Effect.Effect<unknown, unknown, unknown>
  */
 export const layer = <E, RW, F extends Effect.Effect<unknown, unknown, unknown> = Effect.Effect<void>>(
   config: Definition<E, RW, F>
-): Layer.Layer<never, never, Exclude<Effect.Services<F> | RW, Scope.Scope>> =>
-  Layer.effectDiscard(internal.register(config as Config<E, Effect.Services<F>, RW>))
+): Layer.Layer<never, never, Manager | Exclude<Effect.Services<F> | RW, Scope.Scope>> =>
+  Layer.effectDiscard(internal.make(config as Config<E, Effect.Services<F>, RW>))
+
+/**
+ * What {@link run} is made of: a stream of requests instead of sources.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunConfig<E, R, RS> {
+  /** The `controller` label of metrics and logs, and the queue's name. */
+  readonly name: string
+  /** The requests to reconcile: each one is added to the queue (adds of a waiting key collapse). */
+  readonly requests: Stream.Stream<Request.Request, E, RS>
+  /** The reconcile for one key. */
+  readonly reconcile: (request: Request.Request) => Effect.Effect<void, Reconcile.Outcome, R>
+  readonly options?: RunOptions | undefined
+}
+
+/**
+ * A {@link RunConfig} as {@link run} reads it: the reconcile is checked by `Reconcile.Checked`, as in
+ * {@link Definition}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RunDefinition<E, RS, F extends Effect.Effect<unknown, unknown, unknown>> =
+  & Omit<RunConfig<E, never, RS>, "reconcile">
+  & { readonly reconcile: (request: Request.Request) => Reconcile.Checked<F> }
+
+/**
+ * The worker loop alone (kube-rs's `applier`): the requests of a stream go into a queue of the controller's kind
+ * (dedup, delays, per-key rate limiting) and `maxConcurrentReconciles` workers run the reconcile for each key with
+ * the controller's decision table, metrics and logs — no sources, no `Manager`, no leader election, no Kubernetes.
+ *
+ * It runs until interrupted: the end of the stream stops nothing (retries and `RequeueAfter` go on). Interruption
+ * stops the stream, lets in-flight reconciles finish within `gracefulShutdownTimeout`, then interrupts them. It
+ * fails when the stream fails (after the same shutdown), and dies with a defect of the reconcile when
+ * `recoverPanics` is `false`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Controller, Reconcile, Request } from "@reconcile/core"
+ *
+ * const requests = Stream.make(Request.make("a", "default"), Request.make("b", "default"))
+ *
+ * // reconcile "a" and "b"; "b" once more every minute
+ * const program = Controller.run({
+ *   name: "example",
+ *   requests,
+ *   reconcile: (request) => request.name === "b" ? Reconcile.requeueAfter("1 minute") : Effect.void,
+ *   options: { maxConcurrentReconciles: 2 }
+ * }) // Effect<never>
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run: <E, RS, F extends Effect.Effect<unknown, unknown, unknown> = Effect.Effect<void>>(
+  config: RunDefinition<E, RS, F>
+) => Effect.Effect<never, E, Effect.Services<F> | RS> = internal.run as any

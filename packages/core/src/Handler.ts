@@ -75,7 +75,7 @@ export const lowPriorityWhenUnchanged = <A>(event: Event<A>): number | undefined
  * Gives a handler's requests a priority: a number for every event, or a
  * {@link Priority} rule per event (`undefined` falls back to the source's
  * rule, then to {@link lowPriorityWhenUnchanged}). Only a controller with a
- * priority queue (`queue: "priority"`) uses it; the key keeps the priority
+ * priority queue (`queue: Workqueue.priority`) uses it; the key keeps the priority
  * through its retries.
  *
  * @example
@@ -125,8 +125,11 @@ export interface ForOwnerOptions {
   readonly kind: string
   /** Only follow the reference marked `controller: true` (default `true`). */
   readonly onlyController?: boolean | undefined
-  /** The owner kind is cluster-scoped: requests have no namespace (default `false`: the owned object's namespace). */
-  readonly clusterScoped?: boolean | undefined
+  /**
+   * The owner kind's scope, as a CRD's `spec.scope` says it: `"Cluster"` requests have no namespace (default
+   * `"Namespaced"`: the owned object's namespace).
+   */
+  readonly scope?: "Namespaced" | "Cluster" | undefined
 }
 
 /**
@@ -138,7 +141,7 @@ export interface ForOwnerOptions {
  * With `onlyController` (the default) only the object's controller reference
  * (the first with `controller: true`) is considered; otherwise every owner
  * reference is. The request's namespace is the owned object's namespace, or
- * none with `clusterScoped: true`. References with a malformed `apiVersion`
+ * none with `scope: "Cluster"`. References with a malformed `apiVersion`
  * (more than one `/`) are skipped.
  *
  * @example

@@ -3,9 +3,12 @@
  * only once this replica leads, and stop when leadership is lost. A
  * controller's sources start once it leads too, unless `warmup: true`.
  *
- * Core defines the service and an always-leader Layer (the default, right for
- * a single replica and for tests); `@reconcile/kube` provides the Lease-based
- * implementation.
+ * The `Manager` requires one (`Manager.layer` has it in its type) and its
+ * controllers follow it; there is no implicit default. Core defines the
+ * service and an always-leader Layer, {@link layerAlwaysLeader}, which says
+ * "this replica always leads" — right for a single replica and for tests;
+ * `@reconcile/kube`'s `LeaseLeaderElection.layer` is the Lease-based election
+ * for several replicas.
  *
  * @since 0.1.0
  */
@@ -73,7 +76,8 @@ export const alwaysLeader: LeaderElection.Service = {
 }
 
 /**
- * A Layer providing {@link alwaysLeader}: the default when no election is provided.
+ * A Layer providing {@link alwaysLeader}: for an operator that runs one replica, and for tests. The Manager has no
+ * implicit election: provide this one, or `LeaseLeaderElection.layer`.
  *
  * @since 0.1.0
  * @category layers

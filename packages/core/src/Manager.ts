@@ -7,6 +7,13 @@
  * typed error as soon as one of them fails — a cache-sync timeout, a failed
  * source, or lost leadership.
  *
+ * Every controller runs under a Manager: `Controller.layer`, `Controller.make`
+ * and `KubeController.layer` require it in their type, so a program that
+ * forgets `Manager.layer` does not compile. The Manager in turn requires the
+ * replica's `LeaderElection`, said explicitly: `LeaderElection.layerAlwaysLeader`
+ * for one replica (and tests), `LeaseLeaderElection.layer` for several. Without
+ * ports, `Manager.layer()` serves no endpoint (what tests use).
+ *
  * Graceful shutdown on SIGTERM/SIGINT comes from running the app with
  * `NodeRuntime.runMain`: the signal interrupts the main fiber, every Layer's
  * scope closes, and each controller drains its in-flight reconciles within its
@@ -16,13 +23,14 @@
  * ```ts
  * import { NodeRuntime } from "@effect/platform-node"
  * import { Layer } from "effect"
- * import { Controller, Manager } from "@reconcile/core"
+ * import { Controller, LeaderElection, Manager } from "@reconcile/core"
  *
  * declare const webApps: Controller.Config<never, never, never>
  * declare const configs: Controller.Config<never, never, never>
  *
  * const Main = Layer.mergeAll(Controller.layer(webApps), Controller.layer(configs)).pipe(
- *   Layer.provideMerge(Manager.layer({ metricsPort: 8080, healthPort: 8081 }))
+ *   Layer.provideMerge(Manager.layer({ metricsPort: 8080, healthPort: 8081 })),
+ *   Layer.provide(LeaderElection.layerAlwaysLeader) // one replica; several: LeaseLeaderElection.layer
  * )
  * Manager.launch(Main).pipe(NodeRuntime.runMain({ teardown: Manager.teardown }))
  * ```
@@ -39,9 +47,10 @@ import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import type * as HealthServer from "./HealthServer.js"
 import * as internal from "./internal/manager.js"
+import type { LeaderElection } from "./LeaderElection.js"
 
 /**
- * The Manager service, used by `Controller.layer` to register itself.
+ * The Manager service: controllers register with it, and read from it when this replica leads.
  *
  * @since 0.1.0
  * @category tags
@@ -67,6 +76,8 @@ export declare namespace Manager {
     readonly healthAddress: HealthServer.Address | undefined
     /** Fails with the first runnable's failure; never succeeds. */
     readonly await: Effect.Effect<never, ManagerError>
+    /** The replica's leader election, the one the Manager was made with: its controllers' workers follow it. */
+    readonly leaderElection: LeaderElection.Service
   }
 
   /**
@@ -119,22 +130,34 @@ export class ManagerError extends Data.TaggedError("ManagerError")<{
 }
 
 /**
- * Makes a Manager in the current scope; its HTTP endpoints close with it.
+ * Makes a Manager in the current scope, with the `LeaderElection` in context; its HTTP endpoints close with it.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make: (
   options?: Manager.Options
-) => Effect.Effect<Manager.Service, HealthServer.HealthServerError, Scope.Scope> = internal.make
+) => Effect.Effect<Manager.Service, HealthServer.HealthServerError, LeaderElection | Scope.Scope> = internal.make
 
 /**
- * A Layer providing the Manager.
+ * A Layer providing the Manager. It requires the replica's `LeaderElection`: provide
+ * `LeaderElection.layerAlwaysLeader` for a single replica, `LeaseLeaderElection.layer` for several.
+ *
+ * @example
+ * ```ts
+ * import { LeaderElection, Manager } from "@reconcile/core"
+ * import { Layer } from "effect"
+ *
+ * // what tests use: no endpoint, always the leader
+ * const TestManager = Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader))
+ * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: (options?: Manager.Options) => Layer.Layer<Manager, HealthServer.HealthServerError> = internal.layer
+export const layer: (
+  options?: Manager.Options
+) => Layer.Layer<Manager, HealthServer.HealthServerError, LeaderElection> = internal.layer
 
 /**
  * Builds `app` (which must provide the Manager), then runs until a runnable

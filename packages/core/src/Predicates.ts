@@ -24,7 +24,6 @@
 import * as Data from "effect/Data"
 import * as Result from "effect/Result"
 import type { Create, Delete, Event, Generic, Update } from "./Event.js"
-import * as internal from "./internal/labelSelector.js"
 import type { HasMetadata } from "./ObjectMeta.js"
 
 /**
@@ -158,8 +157,56 @@ export class InvalidLabelSelector extends Data.TaggedError("InvalidLabelSelector
   }
 }
 
-const compileSelector = (selector: LabelSelector) =>
-  internal.compile(selector, (reason) => new InvalidLabelSelector({ selector, reason }))
+/** A compiled selector: whether a set of labels matches it. */
+type Compiled = (labels: Readonly<Record<string, string>>) => boolean
+
+const has = (labels: Readonly<Record<string, string>>, key: string): boolean =>
+  Object.prototype.hasOwnProperty.call(labels, key)
+
+const compileRequirement = (req: LabelSelectorRequirement): Result.Result<Compiled, string> => {
+  const values = req.values ?? []
+  switch (req.operator) {
+    case "In":
+    case "NotIn": {
+      if (values.length === 0) {
+        return Result.fail(`operator ${req.operator} on key "${req.key}" needs at least one value`)
+      }
+      const set = new Set(values)
+      return Result.succeed(
+        req.operator === "In"
+          ? (labels) => has(labels, req.key) && set.has(labels[req.key]!)
+          : (labels) => !has(labels, req.key) || !set.has(labels[req.key]!)
+      )
+    }
+    case "Exists":
+    case "DoesNotExist": {
+      if (values.length > 0) {
+        return Result.fail(`operator ${req.operator} on key "${req.key}" takes no values`)
+      }
+      return Result.succeed(
+        req.operator === "Exists" ? (labels) => has(labels, req.key) : (labels) => !has(labels, req.key)
+      )
+    }
+    default:
+      return Result.fail(`unknown operator ${JSON.stringify((req as { readonly operator: unknown }).operator)}`)
+  }
+}
+
+/** The selector as one check of every `matchLabels` pair and requirement, or why it cannot be used. */
+const compileSelector = (selector: LabelSelector): Result.Result<Compiled, InvalidLabelSelector> => {
+  const checks: Array<Compiled> = []
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    checks.push((labels) => has(labels, key) && labels[key] === value)
+  }
+  for (const req of selector.matchExpressions ?? []) {
+    const compiled = compileRequirement(req)
+    if (Result.isFailure(compiled)) {
+      return Result.fail(new InvalidLabelSelector({ selector, reason: compiled.failure }))
+    }
+    checks.push(compiled.success)
+  }
+  return Result.succeed((labels) => checks.every((check) => check(labels)))
+}
 
 /**
  * Checks a label selector the way `metav1.LabelSelectorAsSelector` does

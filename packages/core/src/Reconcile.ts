@@ -19,6 +19,8 @@
  *
  * The three errors are `Data.TaggedError`s, so each value is also an `Effect`
  * that fails with itself: `return yield* Reconcile.requeueAfter("30 seconds")`.
+ * Each carries {@link TypeId}; {@link isOutcome} and the other guards read it
+ * and `_tag`.
  *
  * @example
  * ```ts
@@ -47,7 +49,22 @@ import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
+import * as Predicate from "effect/Predicate"
 import * as internal from "./internal/reconcile.js"
+
+/**
+ * Marks the three outcomes, for {@link isOutcome} and the other guards.
+ *
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("@reconcile/core/Reconcile/Outcome")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
 
 /**
  * Retry with the controller's rate limiter (exponential backoff): a transient
@@ -64,7 +81,12 @@ export class Retryable extends Data.TaggedError("Retryable")<{
    * absent: the priority the key was taken at. Set it with {@link withPriority}. A FIFO queue ignores it.
    */
   readonly priority?: number | undefined
-}> {}
+}> {
+  /**
+   * @since 0.1.0
+   */
+  readonly [TypeId]: TypeId = TypeId
+}
 
 /**
  * Do not retry: the object cannot be reconciled as it is (an invalid spec, a
@@ -77,7 +99,12 @@ export class Retryable extends Data.TaggedError("Retryable")<{
 export class Terminal extends Data.TaggedError("Terminal")<{
   readonly cause: unknown
   readonly message?: string
-}> {}
+}> {
+  /**
+   * @since 0.1.0
+   */
+  readonly [TypeId]: TypeId = TypeId
+}
 
 /**
  * Not an error: reconcile the key again after `after` (polling an external
@@ -93,7 +120,12 @@ export class RequeueAfter extends Data.TaggedError("RequeueAfter")<{
    * priority the key was taken at. A FIFO queue ignores it.
    */
   readonly priority?: number | undefined
-}> {}
+}> {
+  /**
+   * @since 0.1.0
+   */
+  readonly [TypeId]: TypeId = TypeId
+}
 
 /**
  * What a failed reconcile asks for.
@@ -122,7 +154,7 @@ export type Reconciler<A, R = never> = (input: A) => Effect.Effect<void, Outcome
  * @category type-level
  */
 export interface NotAnOutcome<E> {
-  readonly "a reconcile may fail only with Retryable, Terminal or RequeueAfter: map these errors with Reconcile.classify, Reconcile.retryable or Reconcile.terminal (KubeError.toOutcome for Kubernetes API errors), or handle them (Effect.catchTag)":
+  readonly "a reconcile may fail only with Retryable, Terminal or RequeueAfter: map these errors with Reconcile.classify, Reconcile.retryable or Reconcile.terminal (KubeOutcome.classify for Kubernetes API errors), or handle them (Effect.catchTag)":
     E
 }
 
@@ -130,8 +162,8 @@ export interface NotAnOutcome<E> {
  * The type a reconcile's effect `F` must have: `F` itself when every error
  * of `F` is an {@link Outcome} and it succeeds with `void`; otherwise
  * {@link NotAnOutcome} of the errors that are not outcomes (or, for a non-void
- * success, `Effect<void, …>`). `Controller.make` and `KubeController.make` /
- * `layer` infer `F` from the reconcile and check it with this type, so that
+ * success, `Effect<void, …>`). `Controller.make` / `layer` / `run` and
+ * `KubeController.make` infer `F` from the reconcile and check it with this type, so that
  * `reconcile: (req) => Effect.fail(new Error("boom"))` does not compile, at
  * that line, with
  * `Property '"a reconcile may fail only with Retryable, Terminal or RequeueAfter: map these errors with
@@ -210,8 +242,7 @@ export const requeueAfter = (
  * @since 0.1.0
  * @category guards
  */
-export const isOutcome = (u: unknown): u is Outcome =>
-  u instanceof Retryable || u instanceof Terminal || u instanceof RequeueAfter
+export const isOutcome = (u: unknown): u is Outcome => Predicate.hasProperty(u, TypeId)
 
 /**
  * Whether a value is a `Retryable` outcome.
@@ -219,7 +250,7 @@ export const isOutcome = (u: unknown): u is Outcome =>
  * @since 0.1.0
  * @category guards
  */
-export const isRetryable = (u: unknown): u is Retryable => u instanceof Retryable
+export const isRetryable = (u: unknown): u is Retryable => isOutcome(u) && u._tag === "Retryable"
 
 /**
  * Whether a value is a `Terminal` outcome.
@@ -227,7 +258,7 @@ export const isRetryable = (u: unknown): u is Retryable => u instanceof Retryabl
  * @since 0.1.0
  * @category guards
  */
-export const isTerminal = (u: unknown): u is Terminal => u instanceof Terminal
+export const isTerminal = (u: unknown): u is Terminal => isOutcome(u) && u._tag === "Terminal"
 
 /**
  * Whether a value is a `RequeueAfter` outcome.
@@ -235,7 +266,7 @@ export const isTerminal = (u: unknown): u is Terminal => u instanceof Terminal
  * @since 0.1.0
  * @category guards
  */
-export const isRequeueAfter = (u: unknown): u is RequeueAfter => u instanceof RequeueAfter
+export const isRequeueAfter = (u: unknown): u is RequeueAfter => isOutcome(u) && u._tag === "RequeueAfter"
 
 /**
  * The outcomes among `E` (`Extract<E, Outcome>`), written so that TypeScript infers nothing for `E` from it: in
@@ -285,7 +316,12 @@ export const classify: {
 
 /**
  * Treats every error that is not already an outcome as `Retryable` (its
- * `cause`).
+ * `cause`): retried with backoff until it succeeds, whatever it is.
+ *
+ * For errors of your own, or a step that must be retried until it finishes
+ * (a finalizer's cleanup). **Not for Kubernetes API errors**: a 422 or a 403
+ * on a write would be retried forever; `KubeOutcome.classify` of
+ * `@reconcile/kube` makes those `Terminal` and the transient ones `Retryable`.
  *
  * @since 0.1.0
  * @category combinators
@@ -332,8 +368,8 @@ export const withPriority: {
   2,
   <A, E, R>(self: Effect.Effect<A, E, R>, priority: number): Effect.Effect<A, E, R> =>
     Effect.mapError(self, (e): E => {
-      if (e instanceof RequeueAfter) return new RequeueAfter({ after: e.after, priority }) as E
-      if (e instanceof Retryable) return new Retryable({ ...internal.fieldsOf(e), priority }) as E
+      if (isRequeueAfter(e)) return new RequeueAfter({ after: e.after, priority }) as E
+      if (isRetryable(e)) return new Retryable({ ...internal.fieldsOf(e), priority }) as E
       return e
     })
 )

@@ -23,7 +23,18 @@ import * as LeaderElection from "../src/LeaderElection.js"
 import * as Predicates from "../src/Predicates.js"
 import * as Reconcile from "../src/Reconcile.js"
 import * as Source from "../src/Source.js"
-import { advance, counterValue, gaugeValue, type Obj, obj, settle, start, uniqueName } from "./harness.js"
+import {
+  advance,
+  counterValue,
+  gaugeValue,
+  type Obj,
+  obj,
+  settle,
+  start,
+  startElected,
+  TestManager,
+  uniqueName
+} from "./harness.js"
 
 /** A reconcile that records the virtual time of every attempt and ends as `outcome(attempt)` says. */
 const recording = (outcome: (attempt: number) => Effect.Effect<void, Reconcile.Outcome>) => {
@@ -197,7 +208,7 @@ describe("Controller lifecycle", () => {
           Controller.watch({ ...channel.source, synced: Deferred.await(synced) }, Handler.forObject)
         ],
         reconcile: (req) => Effect.sync(() => void calls.push(req.name))
-      })
+      }).pipe(Effect.provide(TestManager))
       yield* channel.offer(Event.create(obj("a"), { initial: true }))
       yield* advance(60_000)
       assert.deepStrictEqual(calls, [])
@@ -229,7 +240,7 @@ describe("Controller lifecycle", () => {
           name: uniqueName("ready"),
           watches: [Controller.watch(watched, Handler.forObject), Controller.watch(other.source, Handler.forObject)],
           reconcile: () => Effect.void
-        })
+        }).pipe(Effect.provide(TestManager))
         assert.isFalse(yield* controller.ready, "not ready before the sources sync")
         yield* Deferred.succeed(synced, undefined)
         yield* settle
@@ -257,7 +268,7 @@ describe("Controller lifecycle", () => {
         watches: [Controller.watch({ ...channel.source, health: Effect.sync(() => health) }, Handler.forObject)],
         reconcile: () => Effect.void,
         options: { sourceDisconnectLimit: "5 seconds" }
-      })
+      }).pipe(Effect.provide(TestManager))
       yield* settle
       health = Source.Health.Disconnected({ since: 0, reason: "idle" })
       yield* advance(5_000)
@@ -280,7 +291,7 @@ describe("Controller lifecycle", () => {
         watches: [Controller.watch(fast, Handler.forObject), Controller.watch(stuck, Handler.forObject)],
         reconcile: () => Effect.void,
         options: { cacheSyncTimeout: "30 seconds" }
-      })
+      }).pipe(Effect.provide(TestManager))
       const fiber = yield* Effect.forkChild(Effect.flip(controller.await))
       yield* advance(29_999)
       assert.isUndefined(fiber.pollUnsafe()) // effect 4: a running fiber polls as undefined (effect 3: null)
@@ -298,7 +309,7 @@ describe("Controller lifecycle", () => {
         name: uniqueName("broken"),
         watches: [Controller.watch(broken, Handler.forObject)],
         reconcile: () => Effect.void
-      })
+      }).pipe(Effect.provide(TestManager))
       const error = yield* Effect.flip(controller.await)
       assert.strictEqual(error._tag, "SourceFailed")
       assert.deepStrictEqual(error._tag === "SourceFailed" && [error.source, error.cause], ["broken", "watch error"])
@@ -318,7 +329,7 @@ describe("Controller lifecycle", () => {
           )
         ],
         reconcile: (req) => Effect.sync(() => void calls.push(req.name))
-      })
+      }).pipe(Effect.provide(TestManager))
       yield* channel.offer(Event.create(obj("skip")))
       yield* channel.offer(Event.create(obj("keep")))
       yield* settle
@@ -373,9 +384,13 @@ describe("Controller lifecycle", () => {
     Effect.gen(function*() {
       const { elect, election, lose } = yield* LeaderElection.manual("replica-1")
       const calls: Array<string> = []
-      const { controller, send } = yield* start((req) => Effect.sync(() => void calls.push(req.name)), {
-        warmup: true
-      }).pipe(Effect.provideService(LeaderElection.LeaderElection, election))
+      const { controller, send } = yield* startElected(
+        election,
+        (req) => Effect.sync(() => void calls.push(req.name)),
+        {
+          warmup: true
+        }
+      )
       yield* send("a")
       assert.deepStrictEqual(calls, [], "not leader yet: the source warms up (warmup: true), no reconcile")
       assert.isTrue(yield* controller.synced)
@@ -477,7 +492,7 @@ describe("Controller lifecycle", () => {
         reconcile: (req) => Effect.sync(() => void calls.push(req.name))
       })
       yield* Effect.scoped(Effect.gen(function*() {
-        yield* Layer.build(layer)
+        yield* Layer.build(layer.pipe(Layer.provide(TestManager)))
         yield* channel.offer(Event.create(obj("a")))
         yield* settle
       }))

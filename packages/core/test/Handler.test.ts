@@ -89,9 +89,9 @@ describe("Handler.forOwner", () => {
       assert.deepStrictEqual(keys(yield* byDeployment(Event.create(pod("x", other)))), [])
     }))
 
-  it.effect("clusterScoped owners get no namespace", () =>
+  it.effect("owners of a cluster-scoped kind get no namespace", () =>
     Effect.gen(function*() {
-      const h = Handler.forOwner({ apiVersion: "example.com/v1", kind: "Cluster", clusterScoped: true })
+      const h = Handler.forOwner({ apiVersion: "example.com/v1", kind: "Cluster", scope: "Cluster" })
       const reqs = yield* h(Event.create(pod("x", [owner("c1", "example.com/v1", "Cluster")], "ns")))
       assert.deepStrictEqual(keys(reqs), ["c1"])
       assert.isUndefined(reqs[0]!.namespace)

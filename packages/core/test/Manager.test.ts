@@ -4,6 +4,7 @@ import { Context, Deferred, Effect, Fiber, Layer, Stream } from "effect"
 import * as Controller from "../src/Controller.js"
 import * as Event from "../src/Event.js"
 import * as Handler from "../src/Handler.js"
+import * as LeaderElection from "../src/LeaderElection.js"
 import * as Manager from "../src/Manager.js"
 import * as Source from "../src/Source.js"
 import { type Obj, obj, uniqueName } from "./harness.js"
@@ -25,7 +26,10 @@ describe("Manager", () => {
         name,
         watches: [Controller.watch({ ...channel.source, synced: Deferred.await(synced) }, Handler.forObject)],
         reconcile: () => Deferred.succeed(reconciled, undefined)
-      }).pipe(Layer.provideMerge(Manager.layer({ metricsPort: 0, healthPort: 0 })))
+      }).pipe(
+        Layer.provideMerge(Manager.layer({ metricsPort: 0, healthPort: 0 })),
+        Layer.provide(LeaderElection.layerAlwaysLeader)
+      )
       const context = yield* Layer.build(app)
       const manager = Context.get(context, Manager.Manager)
       const port = manager.healthAddress!.port
@@ -66,7 +70,7 @@ describe("Manager", () => {
 
   it.live("a metrics port without a health port serves metrics only", () =>
     Effect.gen(function*() {
-      const manager = yield* Manager.make({ metricsPort: 0 })
+      const manager = yield* Manager.make({ metricsPort: 0 }).pipe(Effect.provide(LeaderElection.layerAlwaysLeader))
       assert.isDefined(manager.metricsAddress)
       assert.isUndefined(manager.healthAddress)
       assert.strictEqual((yield* get(manager.metricsAddress!.port, "/metrics")).status, 200)
@@ -81,7 +85,7 @@ describe("Manager", () => {
           Controller.watch(Source.fromStream<Obj, string>("broken-watch", Stream.fail("boom")), Handler.forObject)
         ],
         reconcile: () => Effect.void
-      }).pipe(Layer.provideMerge(Manager.layer()))
+      }).pipe(Layer.provideMerge(Manager.layer()), Layer.provide(LeaderElection.layerAlwaysLeader))
       const error = yield* Effect.flip(Manager.launch(app))
       assert.strictEqual(error._tag, "ManagerError")
       assert.strictEqual(error._tag === "ManagerError" && error.runnable, name)
@@ -90,9 +94,11 @@ describe("Manager", () => {
 
   it.effect("a Manager with no runnables is ready; launch runs until interrupted", () =>
     Effect.gen(function*() {
-      const manager = yield* Effect.scoped(Manager.make())
+      const manager = yield* Effect.scoped(Manager.make()).pipe(Effect.provide(LeaderElection.layerAlwaysLeader))
       assert.isTrue(yield* manager.ready)
-      const running = yield* Effect.forkChild(Manager.launch(Manager.layer()))
+      const running = yield* Effect.forkChild(
+        Manager.launch(Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader)))
+      )
       yield* Effect.yieldNow
       assert.isUndefined(running.pollUnsafe()) // effect 4: a running fiber polls as undefined (effect 3: null)
       yield* Fiber.interrupt(running)

@@ -54,6 +54,13 @@ describe("Reconcile constructors", () => {
     assert.isFalse(Reconcile.isOutcome(new Conflict()))
     assert.isFalse(Reconcile.isOutcome({ _tag: "Retryable", cause: 1 }))
   })
+
+  it("guards read the TypeId (a global symbol), not the class: an outcome from another copy of the module counts", () => {
+    const foreign = { [Symbol.for("@reconcile/core/Reconcile/Outcome")]: Reconcile.TypeId, _tag: "Terminal", cause: 1 }
+    assert.isTrue(Reconcile.isOutcome(foreign))
+    assert.isTrue(Reconcile.isTerminal(foreign))
+    assert.isFalse(Reconcile.isRetryable(foreign))
+  })
 })
 
 describe("Reconcile.classify", () => {

@@ -3,7 +3,7 @@
  * priority through retries) and the liveness of rate-limited retries with every queue × `outOfBandFailures`.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { PriorityWorkqueue, RateLimiter } from "@reconcile/workqueue"
+import { PriorityWorkqueue, RateLimiter, Workqueue } from "@reconcile/workqueue"
 import { Arbitrary, Clock, Duration, Effect, pipe, Schema } from "effect"
 import * as Controller from "../src/Controller.js"
 import * as Event from "../src/Event.js"
@@ -11,7 +11,7 @@ import * as Handler from "../src/Handler.js"
 import * as Reconcile from "../src/Reconcile.js"
 import * as Source from "../src/Source.js"
 import { constantFrom } from "./arbitraries.js"
-import { advance, obj, settle, start, uniqueName } from "./harness.js"
+import { advance, obj, settle, start, TestManager, uniqueName } from "./harness.js"
 
 interface Versioned {
   readonly metadata: { readonly name: string; readonly namespace: string; readonly resourceVersion: string }
@@ -54,7 +54,7 @@ const startRecording = (
           return outcome(req.name)
         }),
       options
-    })
+    }).pipe(Effect.provide(TestManager))
     return { a, b, log, controller }
   })
 
@@ -122,8 +122,8 @@ describe("priority after a restart", () => {
         name: uniqueName(`restart-${queue}`),
         watches: [Controller.watch(source.source, Handler.forObject)],
         reconcile: (req) => Effect.andThen(Effect.sleep("10 millis"), Effect.sync(() => void order.push(req.name))),
-        options: { queue, rateLimiter: slowLimiter, gracefulShutdownTimeout: 0 }
-      })
+        options: { queue: Workqueue[queue], rateLimiter: slowLimiter, gracefulShutdownTimeout: 0 }
+      }).pipe(Effect.provide(TestManager))
       // the source hands the list to the queue over a few scheduler rounds (one per `settle`): let it finish
       for (let round = 0; round < 100 && (yield* controller.queue.len) < N - 1; round++) yield* settle
       assert.strictEqual(yield* controller.queue.len, N - 1, "the initial list is queued, one key in flight")
@@ -161,7 +161,7 @@ describe("priorities from handlers and sources", () => {
   it.effect("Handler.withPriority and Source.withPriority order the queue; a handler's rule comes first", () =>
     Effect.gen(function*() {
       const { a, b, log } = yield* startRecording(
-        { queue: "priority", maxConcurrentReconciles: 1 },
+        { queue: Workqueue.priority, maxConcurrentReconciles: 1 },
         (name) => name === "block" ? Effect.sleep("1 second") : Effect.void,
         (a, b) => [
           // `a`: the source says 5, the handler says 10 for names starting with "h" and has no opinion otherwise
@@ -205,7 +205,7 @@ describe("priorities from handlers and sources", () => {
     Effect.gen(function*() {
       const attempts = new Map<string, number>()
       const { a, log } = yield* startRecording(
-        { queue: "priority", maxConcurrentReconciles: 1, rateLimiter: slowLimiter },
+        { queue: Workqueue.priority, maxConcurrentReconciles: 1, rateLimiter: slowLimiter },
         (name) => {
           const n = attempts.get(name) ?? 0
           attempts.set(name, n + 1)
@@ -263,7 +263,7 @@ describe("the 19 s scenario: an always-failing key, exponential 1 s → 100 s, a
               attempts.push(now / 1_000)
               return Reconcile.retryable("still failing")
             }),
-          { queue, outOfBandFailures, rateLimiter: slowLimiter }
+          { queue: Workqueue[queue], outOfBandFailures, rateLimiter: slowLimiter }
         )
         yield* send("k")
         yield* advance(19_000)
@@ -329,7 +329,7 @@ describe("liveness of retries (property)", () => {
         let attempt = 0
         const recordingLimiter = Effect.map(
           RateLimiter.exponential({ base: "1 second", max: "16 seconds" }),
-          (limiter): RateLimiter.RateLimiter.Service => ({
+          (limiter): RateLimiter.RateLimiter => ({
             ...limiter,
             when: (key) =>
               Effect.tap(limiter.when(key), (delay) =>
@@ -354,7 +354,7 @@ describe("liveness of retries (property)", () => {
               run.failed = fails[attempt++ % fails.length]!
               if (run.failed) return yield* Reconcile.retryable("random failure")
             }),
-          { queue, outOfBandFailures, rateLimiter: recordingLimiter, maxConcurrentReconciles: 2 }
+          { queue: Workqueue[queue], outOfBandFailures, rateLimiter: recordingLimiter, maxConcurrentReconciles: 2 }
         )
         for (const e of events) {
           yield* advance(e.after)

@@ -1,6 +1,7 @@
 // @effect/vitest 4: `it.live` runs scoped with live services (real HTTP on 127.0.0.1).
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Metric } from "effect"
+import * as LeaderElection from "../src/LeaderElection.js"
 import * as Manager from "../src/Manager.js"
 import * as Prometheus from "../src/Prometheus.js"
 
@@ -64,7 +65,7 @@ describe("process and Node.js metrics on the Manager's /metrics", () => {
       yield* Metric.update(Metric.counter("processmetrics_test_total", { description: "an Effect counter" }), 3)
       // An Effect metric with a collector's name: the collector keeps it, so the family is still declared once.
       yield* Metric.update(Metric.gauge("process_resident_memory_bytes"), -1)
-      const manager = yield* Manager.make({ metricsPort: 0 })
+      const manager = yield* Manager.make({ metricsPort: 0 }).pipe(Effect.provide(LeaderElection.layerAlwaysLeader))
       const reply = yield* scrape(manager.metricsAddress!.port)
       assert.strictEqual(reply.status, 200)
       assert.strictEqual(reply.type, Prometheus.contentType)
@@ -95,7 +96,9 @@ describe("process and Node.js metrics on the Manager's /metrics", () => {
   it.live("processMetrics: false serves Effect's metrics only", () =>
     Effect.gen(function*() {
       yield* Metric.update(Metric.counter("processmetrics_off_total"), 1)
-      const manager = yield* Manager.make({ metricsPort: 0, healthPort: 0, processMetrics: false })
+      const manager = yield* Manager.make({ metricsPort: 0, healthPort: 0, processMetrics: false }).pipe(
+        Effect.provide(LeaderElection.layerAlwaysLeader)
+      )
       const reply = yield* scrape(manager.metricsAddress!.port)
       const families = parseExposition(reply.body)
       assert.isTrue(families.has("processmetrics_off_total"))
@@ -105,7 +108,7 @@ describe("process and Node.js metrics on the Manager's /metrics", () => {
 
   it.live("one port for metrics and health serves them too", () =>
     Effect.gen(function*() {
-      const manager = yield* Manager.make({ metricsPort: 0 })
+      const manager = yield* Manager.make({ metricsPort: 0 }).pipe(Effect.provide(LeaderElection.layerAlwaysLeader))
       const port = manager.metricsAddress!.port
       const families = parseExposition((yield* scrape(port)).body)
       assert.isTrue(families.has("process_cpu_seconds_total"))

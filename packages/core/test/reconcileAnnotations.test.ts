@@ -57,14 +57,17 @@ describe("reconcile log annotations", () => {
     Effect.gen(function*() {
       const atTake: Array<Record<string, unknown>> = []
       // A queue whose `take` records the annotations of the worker that takes.
-      const recording: Workqueue.Workqueue.Make = (options) =>
-        Effect.map(Workqueue.make(options), (queue) => ({
-          ...queue,
-          take: Effect.tap(
-            queue.take,
-            () => Effect.map(References.CurrentLogAnnotations, (annotations) => void atTake.push({ ...annotations }))
-          )
-        }))
+      const recording: Workqueue.Make = {
+        _tag: "Fifo",
+        make: (options) =>
+          Effect.map(Workqueue.make(options), (queue) => ({
+            ...queue,
+            take: Effect.tap(
+              queue.take,
+              () => Effect.map(References.CurrentLogAnnotations, (annotations) => void atTake.push({ ...annotations }))
+            )
+          }))
+      }
       const { name, send } = yield* start(() => Effect.void, { queue: recording })
       yield* send("web")
       yield* send("db")

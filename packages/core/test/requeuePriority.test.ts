@@ -5,14 +5,14 @@
  * queue ignores priorities.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { RateLimiter } from "@reconcile/workqueue"
+import { RateLimiter, Workqueue } from "@reconcile/workqueue"
 import { Clock, Duration, Effect, Exit } from "effect"
 import * as Controller from "../src/Controller.js"
 import * as Event from "../src/Event.js"
 import * as Handler from "../src/Handler.js"
 import * as Reconcile from "../src/Reconcile.js"
 import * as Source from "../src/Source.js"
-import { advance, obj, settle, uniqueName } from "./harness.js"
+import { advance, obj, settle, TestManager, uniqueName } from "./harness.js"
 
 /** One worker over a channel; `outcome(name, attempt)` decides each reconcile; the log holds `name@ms`. */
 const startRecording = (
@@ -42,12 +42,12 @@ const startRecording = (
           return outcome(req.name, attempt)
         }),
       options: {
-        queue,
+        queue: Workqueue[queue],
         maxConcurrentReconciles: 1,
         rateLimiter: RateLimiter.exponential({ base: "1 second", max: "1 second" }),
         gracefulShutdownTimeout: 0
       }
-    })
+    }).pipe(Effect.provide(TestManager))
     return { channel, log }
   })
 

@@ -10,7 +10,7 @@ import * as Event from "../src/Event.js"
 import * as Handler from "../src/Handler.js"
 import * as LeaderElection from "../src/LeaderElection.js"
 import * as Source from "../src/Source.js"
-import { advance, type Obj, obj, settle, uniqueName } from "./harness.js"
+import { advance, managerWith, type Obj, obj, settle, TestManager, uniqueName } from "./harness.js"
 
 const electedAt = 10_000
 
@@ -39,7 +39,7 @@ const run = (options: Controller.Options) =>
       watches: [Controller.watch(source, Handler.forObject)],
       reconcile: (req) => Effect.map(Clock.currentTimeMillis, (now) => void reconciled.push([req.name, now])),
       options
-    }).pipe(Effect.provideService(LeaderElection.LeaderElection, election))
+    }).pipe(Effect.provide(managerWith(election)))
     yield* Effect.sleep(electedAt).pipe(Effect.andThen(elect), Effect.forkChild)
     return { controller, listed, reconciled }
   })
@@ -96,7 +96,7 @@ describe("Controller warmup", () => {
         ],
         reconcile: () => Effect.void,
         options: { cacheSyncTimeout: "30 seconds" }
-      }).pipe(Effect.provideService(LeaderElection.LeaderElection, election))
+      }).pipe(Effect.provide(managerWith(election)))
       const failure = yield* Effect.forkChild(Effect.flip(controller.await))
       yield* advance(60_000)
       assert.isUndefined(failure.pollUnsafe(), "a follower does not time out")
@@ -117,7 +117,7 @@ describe("Controller warmup", () => {
           watches: [Controller.watch(source, Handler.forObject)],
           reconcile: () => Effect.void,
           options: { warmup }
-        })
+        }).pipe(Effect.provide(TestManager))
         yield* settle
         assert.deepStrictEqual(listed, [0])
       }

@@ -10,7 +10,7 @@ import * as Event from "../src/Event.js"
 import * as Handler from "../src/Handler.js"
 import * as LeaderElection from "../src/LeaderElection.js"
 import * as Source from "../src/Source.js"
-import { advance, type Obj, obj, settle, start, uniqueName } from "./harness.js"
+import { advance, type Obj, obj, settle, start, startElected, TestManager, uniqueName } from "./harness.js"
 
 /** A channel source whose `synced` completes when `markSynced` runs. */
 const lateSource = (name: string) =>
@@ -80,6 +80,7 @@ describe("Controller.addWatch", () => {
     Effect.gen(function*() {
       const watches: ReadonlyArray<Controller.Watch<string>> = []
       const controller = yield* Controller.make({ name: uniqueName("late"), watches, reconcile: () => Effect.void })
+        .pipe(Effect.provide(TestManager))
       yield* settle
       assert.isTrue(yield* controller.started)
       yield* Controller.addWatch(
@@ -123,9 +124,7 @@ describe("Controller.addWatch", () => {
     Effect.gen(function*() {
       const { elect, election } = yield* LeaderElection.manual()
       const { calls, reconcile } = recorder()
-      const { controller, send } = yield* start(reconcile).pipe(
-        Effect.provideService(LeaderElection.LeaderElection, election)
-      )
+      const { controller, send } = yield* startElected(election, reconcile)
       const late = yield* lateSource("discovered")
       let runs = 0
       yield* controller.watch({
@@ -150,9 +149,7 @@ describe("Controller.addWatch", () => {
   it.effect("a queued source whose scope closes before the sources start never starts", () =>
     Effect.gen(function*() {
       const { elect, election } = yield* LeaderElection.manual()
-      const { controller } = yield* start(() => Effect.void).pipe(
-        Effect.provideService(LeaderElection.LeaderElection, election)
-      )
+      const { controller } = yield* startElected(election, () => Effect.void)
       const late = yield* lateSource("discovered")
       let runs = 0
       const scope = yield* Scope.make()

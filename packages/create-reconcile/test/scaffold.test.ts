@@ -217,7 +217,11 @@ describe("create-reconcile api", () => {
       `import { Widget } from "./Widget.js"\nimport * as WidgetController from "./widgetController.js"\n${markers.imports}`
     )
     assert.include(operator, `    Greeting,\n    Widget,\n    ${markers.resources}`)
-    assert.include(operator, `    GreetingController.layer,\n    WidgetController.layer,\n    ${markers.controllers}`)
+    assert.include(
+      operator,
+      `    GreetingController.controller,\n    WidgetController.controller,\n    ${markers.controllers}`
+    )
+    assert.include(operator, `    GreetingController.layer,\n    WidgetController.layer,\n    ${markers.layers}`)
     const mainFile = read(dir, "src/main.ts")
     assert.include(mainFile, `import { widgetSample } from "./Widget.js"\n${markers.imports}`)
     assert.include(mainFile, `    widgetSample(namespace),\n    ${markers.samples}`)

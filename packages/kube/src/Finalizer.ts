@@ -61,7 +61,7 @@
  *   cleanup: (app) => deleteExternalDatabase(app.metadata) // a WebApp, or an Undecodable: its metadata
  * })
  *
- * const controller = KubeController.layer({ name: "webapp", for: WebApp, reconcile })
+ * const controller = KubeController.make({ name: "webapp", for: WebApp, reconcile })
  * ```
  *
  * @since 0.1.0

@@ -48,7 +48,7 @@ import type * as Watcher from "./Watcher.js"
 export interface Informer<A> {
   readonly name: string
   /** The reflected objects. */
-  readonly store: Store.Store.Store<A>
+  readonly store: Store.Store<A>
   /**
    * Completes once the first list has been stored. Fails when the informer cannot start: a failure retrying will
    * not fix before the first list (a diagnosed `KubeError`: a CRD not installed, a missing namespace, 403, 401, an

@@ -15,10 +15,10 @@
  * (429, after its `Retry-After`) and 503 for every verb; other 5xx, timeouts
  * and transport errors only for idempotent requests (GET, PUT, server-side
  * apply). Waits use Effect's `Clock`. After the retries, the failures a person
- * must fix carry a `KubeError.Diagnosis` naming this server and the
+ * must fix carry a `Diagnosis` naming this server and the
  * kubeconfig context (`cannot reach the API server at https://… (kubeconfig
  * context "dev"): connection refused (ECONNREFUSED): …`, a 401's `the API
- * server at … rejected the credentials …`): see `KubeError`.
+ * server at … rejected the credentials …`): see `Diagnosis`.
  *
  * @example
  * ```ts
@@ -33,7 +33,6 @@
  */
 import type { KubeConfig } from "@kubernetes/client-node"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
@@ -41,6 +40,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as config from "./internal/config.js"
+import type { KubeConfigError } from "./internal/config.js"
 import * as internal from "./internal/kube.js"
 import * as retry from "./internal/retry.js"
 import type * as KubeError from "./KubeError.js"
@@ -151,23 +151,42 @@ export interface Options {
   readonly rateLimit?: RestClient.RateLimit | false | undefined
 }
 
+// The error of loading a kubeconfig (declared by `internal/config.ts`, which makes it, so that it need not import
+// this module).
+export { KubeConfigError } from "./internal/config.js"
+
 /**
- * The kubeconfig could not be loaded or does not describe a usable cluster.
- * `source` names the file (or `<string>`, `in-cluster`, `default`), `reason`
- * says what is wrong; neither ever quotes credentials.
+ * What {@link fromHttpClient} carries requests over: an `HttpClient`, the
+ * server's base URL (request paths are resolved against it), the namespace of
+ * requests that name none, and the `KubeConfig` the service reports.
  *
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{
-  readonly source: string
-  readonly reason: string
-  readonly cause?: unknown
-}> {
-  override get message(): string {
-    return `kubeconfig ${this.source}: ${this.reason}`
-  }
+export interface Transport {
+  readonly httpClient: HttpClient.HttpClient
+  readonly kubeConfig: KubeConfig
+  readonly server: string
+  readonly namespace: string
+  /**
+   * What diagnoses name (`the API server at <server> (kubeconfig context "<context>") …`); by default the
+   * server and no context. An in-process server with no address a person could use names neither.
+   */
+  readonly names?: { readonly server?: string | undefined; readonly context?: string | undefined } | undefined
 }
+
+/**
+ * A connection over any `HttpClient`: the same retries, rate limit, timeouts,
+ * rest-client metrics, error mapping and diagnoses as {@link make}, with
+ * another carrier of the requests. The testkit's `TestKube` is this over the
+ * in-process test server's request handler (no sockets); a recording or
+ * replaying `HttpClient` works too.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromHttpClient = (transport: Transport, options?: Options): Effect.Effect<Kube.Service> =>
+  internal.fromHttpClient(transport, options ?? {})
 
 /**
  * The connection for a loaded `KubeConfig` (its current context). The HTTP

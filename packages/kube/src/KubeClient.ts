@@ -37,6 +37,7 @@ import * as Stream from "effect/Stream"
 import * as internal from "./internal/kubeClient.js"
 import type * as Kube from "./Kube.js"
 import type * as KubeError from "./KubeError.js"
+import type * as KubeStatus from "./KubeStatus.js"
 import type * as Resource from "./Resource.js"
 
 /**
@@ -239,7 +240,7 @@ export interface DeleteOptions {
  * @category models
  */
 export type DeleteResult<A> =
-  | { readonly _tag: "Deleted"; readonly status: KubeError.Status | undefined; readonly object: A | undefined }
+  | { readonly _tag: "Deleted"; readonly status: KubeStatus.Status | undefined; readonly object: A | undefined }
   | { readonly _tag: "Pending"; readonly object: A }
 
 /**
@@ -281,7 +282,7 @@ export type WatchEvent<A> =
   | {
     readonly _tag: "Error"
     /** The `metav1.Status` the server sent. */
-    readonly status: KubeError.Status
+    readonly status: KubeStatus.Status
     /** The status as an error: `Gone` for 410 (watch again after a fresh list). */
     readonly error: KubeError.StatusError
   }

@@ -8,7 +8,7 @@
  * - `watches`: any resource with a map function from an object to requests
  *   (e.g. through a cache index).
  * - `eventFilter`: a predicate applied to the events of every source.
- * - Priorities (with `options: { queue: "priority" }`): `forPriority`, an
+ * - Priorities (with `options: { queue: Workqueue.priority }`): `forPriority`, an
  *   `owns` entry made with {@link owns}, and a `watches` entry's `priority`
  *   give the priority of the requests their events cause — a number, or a
  *   `Handler.Priority` rule per event (`undefined`: the default, where
@@ -31,6 +31,15 @@
  * Sources are the cache's Kind sources: workers start once every informer has
  * synced.
  *
+ * **A controller is a value.** {@link make} returns a {@link KubeController}:
+ * the definition (what it runs) and its {@link Declaration} (what it reads and
+ * writes: `for`, `owns`, `watches`, `rbac`), which `Operator` and `Manifests`
+ * read to compute RBAC. {@link layer} gives the Layer that runs it under the
+ * `Manager` (required in its type, as the `Cache` is): an ordinary Layer, for
+ * `Layer.provide`, `Layer.merge` and every other Layer function — what a Layer
+ * is built into never changes what the value declares. {@link start} runs it
+ * in the current scope and returns its handle.
+ *
  * @example
  * ```ts
  * import type { Effect } from "effect"
@@ -44,7 +53,8 @@
  * declare const apply: (app: WebApp) => Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient>
  * declare const cleanup: (app: { readonly metadata: ObjectMeta.ObjectMeta }) => Effect.Effect<void, Reconcile.Outcome>
  *
- * const WebAppController = KubeController.layer({
+ * // a value: what the controller runs and what it declares (Operator and Manifests read it)
+ * const WebAppController = KubeController.make({
  *   name: "webapp",
  *   for: WebApp,
  *   owns: [Resource.Deployment, Resource.Service],
@@ -53,8 +63,11 @@
  *   options: { maxConcurrentReconciles: 4 }
  * })
  *
+ * // its Layer, under the Manager: it composes with every Layer function
+ * const Running = KubeController.layer(WebAppController) // Layer<never, never, Cache | Manager | KubeClient>
+ *
  * // with a finalizer: `Finalizer.reconcile` takes `WebApp | Undecodable`, no `onUndecodable` needed
- * const WithCleanup = KubeController.layer({
+ * const WithCleanup = KubeController.make({
  *   name: "webapp",
  *   for: WebApp,
  *   reconcile: Finalizer.reconcile({ resource: WebApp, name: "example.com/cleanup", apply, cleanup })
@@ -65,17 +78,18 @@
  */
 import type * as Controller from "@reconcile/core/Controller"
 import type * as Handler from "@reconcile/core/Handler"
+import type { Manager } from "@reconcile/core/Manager"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Predicate } from "@reconcile/core/Predicates"
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import type * as Request from "@reconcile/core/Request"
 import type * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import type * as Option from "effect/Option"
+import type * as Layer from "effect/Layer"
+import type { Pipeable } from "effect/Pipeable"
 import type * as Scope from "effect/Scope"
 import type * as Cache from "./Cache.js"
 import * as internal from "./internal/kubeController.js"
-import type { PolicyRule } from "./Operator.js"
+import type { PolicyRule } from "./internal/policyRule.js"
 import type * as Resource from "./Resource.js"
 import type * as Undecodable from "./Undecodable.js"
 
@@ -206,8 +220,9 @@ export interface Permission {
 }
 
 /**
- * What a controller reads and writes, as {@link layer} records it on the Layer it returns: `Manifests` computes
- * the operator's RBAC from it.
+ * What a controller reads and writes: `Manifests` computes the operator's RBAC from it. Every {@link KubeController}
+ * is one; a controller made otherwise (e.g. with core's `Controller.layer` over Kubernetes objects) is declared to an
+ * `Operator` with a plain `Declaration`.
  *
  * @since 0.1.0
  * @category models
@@ -313,8 +328,37 @@ export type Requirements<RW, F, H> =
   | Effect.Services<F>
   | (H extends (object: any) => Effect.Effect<any, any, infer RH> ? RH : never)
 
+const TypeId = internal.TypeId
+
 /**
- * Starts the controller in the current scope.
+ * A controller as a value: its definition (what it runs, given to {@link make}) and what it declares (a
+ * {@link Declaration}, normalized: the resources of `owns` and `watches`). `E` is the error of its `watches` map
+ * functions, `R` the services its reconcile, `onUndecodable` and map functions require.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface KubeController<out E = never, out R = never> extends Declaration, Pipeable {
+  readonly [TypeId]: {
+    readonly _E: (_: never) => E
+    readonly _R: (_: never) => R
+  }
+  /** The definition, as given to {@link make}. */
+  readonly config: Config<any, any, any, any>
+}
+
+/**
+ * The services the Layer of a controller requires: the `Cache`, the `Manager` and its definition's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Services<C> = C extends KubeController<infer _E, infer R> ? Cache.Cache | Manager | Exclude<R, Scope.Scope>
+  : never
+
+/**
+ * Defines a controller (see the module documentation): a {@link KubeController} value; nothing runs until its
+ * {@link layer} is built or it is {@link start}ed.
  *
  * The first three signatures are the three kinds of {@link Config}. A config that matches none of them is checked
  * by the fourth, {@link Definition}, and only its error is reported (TypeScript reports the last signature alone
@@ -328,13 +372,13 @@ export type Requirements<RW, F, H> =
 export const make: {
   <A extends HasMetadata, E = never, R = never, RW = never>(
     config: ByRequest<A, E, R, RW>
-  ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope>
+  ): KubeController<E, R | RW>
   <A extends HasMetadata, E = never, R = never, RW = never>(
     config: ByObject<A, E, R, RW>
-  ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope>
+  ): KubeController<E, R | RW>
   <A extends HasMetadata, E = never, R = never, RW = never>(
     config: ByDecodedObject<A, E, R, RW>
-  ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | R | RW | Scope.Scope>
+  ): KubeController<E, R | RW>
   <
     A extends HasMetadata,
     E = never,
@@ -343,97 +387,56 @@ export const make: {
     H extends OnUndecodable | undefined = undefined
   >(
     config: Definition<A, E, RW, F, H>
-  ): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | Requirements<RW, F, H> | Scope.Scope>
+  ): KubeController<E, Requirements<RW, F, H>>
 } = internal.make as any
 
 /**
- * A Layer running the controller, registered with the `Manager` when one is provided. Its signatures are those of
- * {@link make}.
+ * The Layer running a controller for the Layer's lifetime, under the `Manager` (which reports its readiness, ends
+ * when it fails and decides when this replica leads) over the shared `Cache`: both are in its type. An ordinary
+ * Layer: provide the controller's services with `Layer.provide`, merge it with others, and so on.
+ *
+ * @example
+ * ```ts
+ * import { LeaderElection, Manager } from "@reconcile/core"
+ * import { Cache, EventRecorder, KubeController, Resource } from "@reconcile/kube"
+ * import { Effect, Layer } from "effect"
+ *
+ * const Settings = KubeController.make({
+ *   name: "settings",
+ *   for: Resource.ConfigMap,
+ *   reconcile: (cm) => EventRecorder.record(cm, { type: "Normal", reason: "Seen", action: "Reconcile" })
+ * })
+ *
+ * const Main = KubeController.layer(Settings).pipe(
+ *   Layer.provide(EventRecorder.layer({ controller: "example.com/settings" })),
+ *   Layer.provide(Manager.layer({ healthPort: 8081 })),
+ *   Layer.provide(LeaderElection.layerAlwaysLeader),
+ *   Layer.provide(Cache.layer())
+ * ) // Layer<never, HealthServerError, KubeClient>
+ * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: {
-  <A extends HasMetadata, E = never, R = never, RW = never>(
-    config: ByRequest<A, E, R, RW>
-  ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
-  <A extends HasMetadata, E = never, R = never, RW = never>(
-    config: ByObject<A, E, R, RW>
-  ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
-  <A extends HasMetadata, E = never, R = never, RW = never>(
-    config: ByDecodedObject<A, E, R, RW>
-  ): Layer.Layer<never, never, Cache.Cache | Exclude<R | RW, Scope.Scope>>
-  <
-    A extends HasMetadata,
-    E = never,
-    RW = never,
-    F extends Effect.Effect<unknown, unknown, unknown> = Effect.Effect<void>,
-    H extends OnUndecodable | undefined = undefined
-  >(
-    config: Definition<A, E, RW, F, H>
-  ): Layer.Layer<never, never, Cache.Cache | Exclude<Requirements<RW, F, H>, Scope.Scope>>
-} =
-  ((config: Config<any, any, any, any>): Layer.Layer<never, never, any> =>
-    internal.withDeclaration(Layer.effectDiscard(internal.register(config)), internal.declare(config))) as any
+export const layer: <E, R>(
+  self: KubeController<E, R>
+) => Layer.Layer<never, never, Cache.Cache | Manager | Exclude<R, Scope.Scope>> = internal.layer
 
 /**
- * The {@link Declaration} a Layer carries: `Some` for a Layer made by {@link layer} (or kept through
- * {@link provide} / {@link withDeclaration}), `None` for any other value.
+ * Starts a controller in the current scope, under the `Manager`, and returns its handle (`Controller.addWatch`, its
+ * queue, readiness).
  *
  * @since 0.1.0
- * @category getters
+ * @category constructors
  */
-export const declaration: (layer: unknown) => Option.Option<Declaration> = internal.declaration
+export const start: <E, R>(
+  self: KubeController<E, R>
+) => Effect.Effect<Controller.Controller<E>, never, Cache.Cache | Manager | R | Scope.Scope> = internal.start
 
 /**
- * Attaches a {@link Declaration} to a Layer (for a controller made otherwise, e.g. with core's `Controller.layer`
- * over Kubernetes objects), so `Manifests` grants what it touches.
+ * Whether a value is a {@link KubeController}.
  *
  * @since 0.1.0
- * @category combinators
+ * @category refinements
  */
-export const withDeclaration: {
-  (declaration: Declaration): <A, E, R>(self: Layer.Layer<A, E, R>) => Layer.Layer<A, E, R>
-  <A, E, R>(self: Layer.Layer<A, E, R>, declaration: Declaration): Layer.Layer<A, E, R>
-} = function() {
-  if (arguments.length === 1) {
-    const d = arguments[0] as Declaration
-    return (self: Layer.Layer<any, any, any>) => internal.withDeclaration(self, d)
-  }
-  return internal.withDeclaration(arguments[0], arguments[1])
-} as any
-
-/**
- * `Layer.provide` that keeps the controller's {@link Declaration} (a Layer made by `Layer.provide` is a new
- * value, without it): provide a controller's services with it.
- *
- * @example
- * ```ts
- * import { EventRecorder, KubeController, Resource } from "@reconcile/kube"
- * import { Effect } from "effect"
- *
- * const Controller = KubeController.layer({
- *   name: "settings",
- *   for: Resource.ConfigMap,
- *   reconcile: (cm) => EventRecorder.record(cm, { type: "Normal", reason: "Seen", action: "Reconcile" })
- * }).pipe(KubeController.provide(EventRecorder.layer({ controller: "example.com/settings" })))
- * ```
- *
- * @since 0.1.0
- * @category combinators
- */
-export const provide: {
-  <RIn, E, ROut>(
-    that: Layer.Layer<ROut, E, RIn>
-  ): <RIn2, E2, ROut2>(self: Layer.Layer<ROut2, E2, RIn2>) => Layer.Layer<ROut2, E | E2, RIn | Exclude<RIn2, ROut>>
-  <RIn2, E2, ROut2, RIn, E, ROut>(
-    self: Layer.Layer<ROut2, E2, RIn2>,
-    that: Layer.Layer<ROut, E, RIn>
-  ): Layer.Layer<ROut2, E | E2, RIn | Exclude<RIn2, ROut>>
-} = function() {
-  if (arguments.length === 1) {
-    const that = arguments[0] as Layer.Layer<any, any, any>
-    return (self: Layer.Layer<any, any, any>) => internal.provide(self, that)
-  }
-  return internal.provide(arguments[0], arguments[1])
-} as any
+export const isKubeController: (u: unknown) => u is KubeController<unknown, unknown> = internal.isKubeController

@@ -35,11 +35,12 @@
  * import { Manager } from "@reconcile/core"
  * import { Cache, Kube, KubeClient, LeaseLeaderElection } from "@reconcile/kube"
  *
- * // a controller: KubeController.layer({ ... })
- * declare const WebAppController: Layer.Layer<never, never, Cache.Cache | KubeClient.KubeClient>
+ * // a controller's Layer: KubeController.layer(KubeController.make({ ... }))
+ * declare const WebAppController: Layer.Layer<never, never, Manager.Manager | Cache.Cache | KubeClient.KubeClient>
  *
  * const Main = Layer.mergeAll(WebAppController).pipe(
  *   Layer.provideMerge(Manager.layer({ healthPort: 8081 })),
+ *   // the Manager's election: its controllers' workers run while this replica holds the Lease
  *   Layer.provide(LeaseLeaderElection.layer({ name: "webapp-operator", namespace: "operators" })),
  *   Layer.provide(Cache.layer()),
  *   Layer.provideMerge(KubeClient.layer),

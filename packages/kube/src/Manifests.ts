@@ -6,7 +6,8 @@
  * workload that runs it (Namespace, ServiceAccount, Deployment with probes,
  * leader election and a metrics port, metrics Service).
  *
- * RBAC ({@link rules}): for each controller made by `KubeController.layer`,
+ * RBAC ({@link rules}): for each controller the operator is given (what its
+ * `KubeController` value, or a plain `KubeController.Declaration`, declares),
  *
  * - its `for` kind: `get`, `list`, `watch` and `patch` (the cache, `Finalizer`,
  *   `Apply`); its `status` subresource: `patch` (`Status`, `Conditions`) when
@@ -31,7 +32,7 @@
  * const operator = Operator.make({
  *   name: "settings-operator",
  *   controllers: [
- *     KubeController.layer({ name: "settings", for: Resource.ConfigMap, reconcile: () => Effect.void })
+ *     KubeController.make({ name: "settings", for: Resource.ConfigMap, reconcile: () => Effect.void })
  *   ]
  * })
  *
@@ -69,8 +70,8 @@ export interface Options {
 }
 
 /**
- * Why manifests cannot be generated: an invalid name, namespace, image or option, custom resources that cannot make
- * one CRD, or a controller whose permissions are unknown. The message says what is wrong and what to do.
+ * Why manifests cannot be generated: an invalid name, namespace, image or option, or custom resources that cannot
+ * make one CRD. The message says what is wrong and what to do.
  *
  * @since 0.1.0
  * @category errors
@@ -82,7 +83,6 @@ export class ManifestsError extends Data.TaggedError("ManifestsError")<{
     | "InvalidImage"
     | "InvalidOption"
     | "CrdConflict"
-    | "UndeclaredController"
   readonly message: string
 }> {}
 

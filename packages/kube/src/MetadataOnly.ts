@@ -31,7 +31,7 @@
  * import { KubeController, MetadataOnly, Resource } from "@reconcile/kube"
  * import { Effect } from "effect"
  *
- * const Controller = KubeController.layer({
+ * const Controller = KubeController.make({
  *   name: "webapp",
  *   for: Resource.ConfigMap,
  *   // owned Deployments are cached as metadata: their changes still enqueue the owner

@@ -5,41 +5,55 @@
  * manifests` turn it into the YAML a cluster needs (CRDs, least-privilege
  * RBAC, ServiceAccount, Deployment).
  *
+ * The operator is given its controllers as values (`KubeController.make`):
+ * `Manifests` computes RBAC from what they declare. It runs `layer`: by default
+ * every controller's `KubeController.layer`, merged; when controllers need
+ * services of their own (an `EventRecorder`, a client of another system), give
+ * the Layer built from them with ordinary Layer functions — what it is built
+ * with never changes what the controllers declare. List each controller that
+ * `layer` runs in `controllers`: a controller that runs without being listed
+ * has no permissions in the generated RBAC.
+ *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { KubeController, Manifests, Operator, Resource } from "@reconcile/kube"
+ * import { Effect, Layer } from "effect"
+ * import { EventRecorder, KubeController, Manifests, Operator, Resource } from "@reconcile/kube"
  *
- * export const operator = Operator.make({
- *   name: "settings-operator",
- *   controllers: [
- *     KubeController.layer({ name: "settings", for: Resource.ConfigMap, reconcile: () => Effect.void })
- *   ]
+ * const Settings = KubeController.make({ name: "settings", for: Resource.ConfigMap, reconcile: () => Effect.void })
+ * const Secrets = KubeController.make({
+ *   name: "secrets",
+ *   for: Resource.Secret,
+ *   reconcile: (secret) => EventRecorder.record(secret, { type: "Normal", reason: "Seen", action: "Reconcile" })
  * })
  *
- * const rules = Manifests.rules(operator) // what the ClusterRole grants
+ * // every controller's Layer, merged
+ * export const operator = Operator.make({ name: "settings-operator", controllers: [Settings] })
+ *
+ * // a controller with a service of its own: the Layer that runs them, built from the values
+ * export const withEvents = Operator.make({
+ *   name: "settings-operator",
+ *   controllers: [Settings, Secrets],
+ *   layer: Layer.mergeAll(
+ *     KubeController.layer(Settings),
+ *     KubeController.layer(Secrets).pipe(Layer.provide(EventRecorder.layer({ controller: "example.com/secrets" })))
+ *   )
+ * })
+ *
+ * const rules = Manifests.rules(withEvents) // what the ClusterRole grants: both controllers' needs
  * ```
  *
  * @since 0.1.0
  */
 import type * as Layer from "effect/Layer"
 import * as internal from "./internal/operator.js"
+import type { PolicyRule } from "./internal/policyRule.js"
+import type * as KubeController from "./KubeController.js"
 import type * as Resource from "./Resource.js"
 
 const TypeId = internal.TypeId
 
-/**
- * One RBAC rule (`rbac.authorization.k8s.io/v1` PolicyRule).
- *
- * @since 0.1.0
- * @category models
- */
-export interface PolicyRule {
-  readonly apiGroups: ReadonlyArray<string>
-  readonly resources: ReadonlyArray<string>
-  readonly verbs: ReadonlyArray<string>
-  readonly resourceNames?: ReadonlyArray<string> | undefined
-}
+// One RBAC rule (declared by `internal/policyRule.ts`, so that `KubeController` need not import this module).
+export type { PolicyRule }
 
 /**
  * An operator: see the module documentation.
@@ -53,14 +67,11 @@ export interface Operator<E = never, R = never> {
   readonly name: string
   /** The custom resources the operator serves: their CRDs are installed on the embedded cluster and generated. */
   readonly resources: ReadonlyArray<Resource.AnyCustomResource>
-  /**
-   * The controllers, each as `KubeController.layer` made it: it carries what the controller reads and writes
-   * (provide its services with `KubeController.provide`, which keeps that).
-   */
-  readonly controllers: ReadonlyArray<Layer.Layer<never, E, R>>
+  /** What each controller reads and writes (`KubeController` values are declarations): the RBAC's source. */
+  readonly controllers: ReadonlyArray<KubeController.Declaration>
   /** Permissions beyond what the controllers declare. */
   readonly rules: ReadonlyArray<PolicyRule>
-  /** Every controller, merged. */
+  /** The Layer that runs the controllers (by default every controller's `KubeController.layer`, merged). */
   readonly layer: Layer.Layer<never, E, R>
 }
 
@@ -70,22 +81,30 @@ export interface Operator<E = never, R = never> {
  * @since 0.1.0
  * @category models
  */
-export interface Options<Controllers extends ReadonlyArray<Layer.Layer<never, any, any>>> {
+export interface Options<Controllers extends ReadonlyArray<KubeController.Declaration>> {
   readonly name: string
   readonly resources?: ReadonlyArray<Resource.AnyCustomResource> | undefined
+  /** The controllers: what Manifests grants is computed from what they declare. */
   readonly controllers: Controllers
   readonly rules?: ReadonlyArray<PolicyRule> | undefined
 }
 
 /**
- * Describes an operator.
+ * Describes an operator. Without `layer`, it runs every controller's `KubeController.layer`, merged; with `layer`, it
+ * runs that Layer (built from the controllers with any Layer functions), and `controllers` may also hold plain
+ * `KubeController.Declaration`s of controllers made otherwise.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const Controllers extends ReadonlyArray<Layer.Layer<never, any, any>>>(
-  options: Options<Controllers>
-): Operator<Layer.Error<Controllers[number]>, Layer.Services<Controllers[number]>> => internal.make(options) as any
+export const make: {
+  <const Controllers extends ReadonlyArray<KubeController.KubeController<any, any>>>(
+    options: Options<Controllers> & { readonly layer?: undefined }
+  ): Operator<never, KubeController.Services<Controllers[number]>>
+  <E, R>(
+    options: Options<ReadonlyArray<KubeController.Declaration>> & { readonly layer: Layer.Layer<never, E, R> }
+  ): Operator<E, R>
+} = internal.make as any
 
 /**
  * Whether a value is an {@link Operator} (how `reconcile manifests` finds one among a module's exports).

@@ -81,6 +81,15 @@ export interface PathOptions {
 }
 
 /**
+ * Whether a kind's objects live in a namespace: the values of a
+ * CustomResourceDefinition's `spec.scope` (and of kube-rs's `Scope`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Scope = "Namespaced" | "Cluster"
+
+/**
  * A kind the client can read, write and watch.
  *
  * @since 0.1.0
@@ -94,7 +103,8 @@ export interface Resource<A extends ObjectMeta.HasMetadata> {
   readonly kind: string
   /** The lowercase plural of the URL, e.g. `configmaps`. */
   readonly plural: string
-  readonly namespaced: boolean
+  /** `"Namespaced"` or `"Cluster"` (cluster-scoped). */
+  readonly scope: Scope
   /** `v1`, `apps/v1`, `example.com/v1`. */
   readonly apiVersion: string
   /** Whether objects hold secrets: undecodable text of them is never kept in errors. */
@@ -129,7 +139,7 @@ export type Type<R> = R extends Resource<infer A> ? A : never
  * import { Resource } from "@reconcile/kube"
  *
  * const StatefulSet = Resource.make<Resource.Wire<k8s.V1StatefulSet>>({
- *   group: "apps", version: "v1", kind: "StatefulSet", plural: "statefulsets", namespaced: true
+ *   group: "apps", version: "v1", kind: "StatefulSet", plural: "statefulsets", scope: "Namespaced"
  * })
  * ```
  *
@@ -141,7 +151,7 @@ export const make: <A extends ObjectMeta.HasMetadata>(options: {
   readonly version: string
   readonly kind: string
   readonly plural: string
-  readonly namespaced: boolean
+  readonly scope: Scope
   readonly sensitive?: boolean | undefined
   readonly decode?: ((u: unknown) => Effect.Effect<A, KubeError.Decode>) | undefined
   readonly encode?: ((a: A) => Effect.Effect<unknown, KubeError.Encode>) | undefined
@@ -166,7 +176,7 @@ export const ConfigMap: Resource<ConfigMap> = internal.make({
   version: "v1",
   kind: "ConfigMap",
   plural: "configmaps",
-  namespaced: true
+  scope: "Namespaced"
 })
 
 /**
@@ -188,7 +198,7 @@ export const Secret: Resource<Secret> = internal.make({
   version: "v1",
   kind: "Secret",
   plural: "secrets",
-  namespaced: true,
+  scope: "Namespaced",
   sensitive: true
 })
 
@@ -211,7 +221,7 @@ export const Service: Resource<Service> = internal.make({
   version: "v1",
   kind: "Service",
   plural: "services",
-  namespaced: true
+  scope: "Namespaced"
 })
 
 /**
@@ -233,7 +243,7 @@ export const Deployment: Resource<Deployment> = internal.make({
   version: "v1",
   kind: "Deployment",
   plural: "deployments",
-  namespaced: true
+  scope: "Namespaced"
 })
 
 /**
@@ -255,7 +265,7 @@ export const Pod: Resource<Pod> = internal.make({
   version: "v1",
   kind: "Pod",
   plural: "pods",
-  namespaced: true
+  scope: "Namespaced"
 })
 
 /**
@@ -277,7 +287,7 @@ export const Namespace: Resource<Namespace> = internal.make({
   version: "v1",
   kind: "Namespace",
   plural: "namespaces",
-  namespaced: false
+  scope: "Cluster"
 })
 
 /**
@@ -299,7 +309,7 @@ export const Lease: Resource<Lease> = internal.make({
   version: "v1",
   kind: "Lease",
   plural: "leases",
-  namespaced: true
+  scope: "Namespaced"
 })
 
 /**
@@ -321,7 +331,7 @@ export const Event: Resource<Event> = internal.make({
   version: "v1",
   kind: "Event",
   plural: "events",
-  namespaced: true
+  scope: "Namespaced"
 })
 
 /**
@@ -343,7 +353,7 @@ export const EventsV1Event: Resource<EventsV1Event> = internal.make({
   version: "v1",
   kind: "Event",
   plural: "events",
-  namespaced: true
+  scope: "Namespaced"
 })
 
 /**
@@ -365,7 +375,7 @@ export const CustomResourceDefinition: Resource<CustomResourceDefinition> = inte
   version: "v1",
   kind: "CustomResourceDefinition",
   plural: "customresourcedefinitions",
-  namespaced: false
+  scope: "Cluster"
 })
 
 /**
@@ -392,7 +402,6 @@ export interface CustomObject<Spec, Status = never> {
 export interface CustomResource<Spec, SpecEncoded, Status = never, StatusEncoded = never>
   extends Resource<CustomObject<Spec, Status>>
 {
-  readonly scope: "Namespaced" | "Cluster"
   readonly singular: string
   readonly shortNames: ReadonlyArray<string>
   readonly categories: ReadonlyArray<string>
@@ -476,7 +485,7 @@ export interface CustomOptions<Spec, SpecEncoded, Status, StatusEncoded> {
   readonly singular?: string | undefined
   readonly shortNames?: ReadonlyArray<string> | undefined
   readonly categories?: ReadonlyArray<string> | undefined
-  readonly scope: "Namespaced" | "Cluster"
+  readonly scope: Scope
   readonly spec: Schema.Codec<Spec, SpecEncoded>
   /** With a status Schema the CRD declares the `status` subresource. */
   readonly status?: Schema.Codec<Status, StatusEncoded> | undefined

@@ -28,7 +28,7 @@
  * declare const reconcileWebApp: (app: WebApp) => Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient>
  *
  * const reconcile = (app: WebApp | Undecodable.Undecodable) =>
- *   Undecodable.is(app)
+ *   Undecodable.isUndecodable(app)
  *     ? Effect.logWarning(`${app.metadata.name} does not decode: ${app.error.issue}`)
  *     : reconcileWebApp(app)
  * ```
@@ -80,7 +80,7 @@ export interface Undecodable {
  * @since 0.1.0
  * @category refinements
  */
-export const is: (u: unknown) => u is Undecodable = internal.isUndecodable
+export const isUndecodable: (u: unknown) => u is Undecodable = internal.isUndecodable
 
 /**
  * The undecodable object a `KubeError.Decode` is about, when the error carries
@@ -110,7 +110,7 @@ export const fromDecode = (error: KubeError.Decode): Option.Option<Undecodable> 
  * type WebApp = Resource.Type<typeof WebApp>
  * declare const reconcileWebApp: (app: WebApp) => Effect.Effect<void, Reconcile.Outcome, KubeClient.KubeClient>
  *
- * KubeController.layer({
+ * KubeController.make({
  *   name: "webapp",
  *   for: WebApp,
  *   reconcile: reconcileWebApp, // takes a WebApp

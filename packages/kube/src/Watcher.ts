@@ -200,7 +200,7 @@ export interface Options {
   /** Jitter factor of each delay: delay × (1 ± jitter/2) (default 1: a delay in [0.5d, 1.5d], capped at max). */
   readonly jitter?: number | undefined
   /**
-   * What a failure retrying will not fix — one that carries a `KubeError.Diagnosis`: a CRD not installed, a
+   * What a failure retrying will not fix — one that carries a `Diagnosis`: a CRD not installed, a
    * missing namespace, 403, 401, an unreachable server (after the client's own short retries) — does before the
    * first list has completed: `"retry"` (the default) backs off and retries as for any failure; `"fail"` ends the
    * stream with that error at once (what an informer does, so an operator fails at start with the fix instead of

@@ -16,6 +16,11 @@ export * as Conditions from "./Conditions.js"
 /**
  * @since 0.1.0
  */
+export * as Diagnosis from "./Diagnosis.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as EventRecorder from "./EventRecorder.js"
 
 /**
@@ -47,6 +52,16 @@ export * as KubeController from "./KubeController.js"
  * @since 0.1.0
  */
 export * as KubeError from "./KubeError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as KubeOutcome from "./KubeOutcome.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as KubeStatus from "./KubeStatus.js"
 
 /**
  * @since 0.1.0

@@ -351,7 +351,8 @@ layer(TestLayer)("Finalizer against TestApiServer", (it) => {
         resource: WebApp,
         name: OURS,
         apply: () => Effect.void,
-        cleanup: (app) => Effect.sync(() => void cleaned.push(`${app.metadata.name} ${Undecodable.is(app)}`)),
+        cleanup: (app) =>
+          Effect.sync(() => void cleaned.push(`${app.metadata.name} ${Undecodable.isUndecodable(app)}`)),
         onUndecodable: (app) => Effect.sync(() => void reported.push(app.metadata.name!))
       })
       const app = yield* KubeClient.create(WebApp, {

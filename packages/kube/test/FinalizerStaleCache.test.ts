@@ -17,6 +17,7 @@ import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
 import type * as Undecodable from "../src/Undecodable.js"
 import { WebApp } from "./support/fixtures.js"
+import { TestManager } from "./support/manager.js"
 
 const OURS = "example.com/cleanup"
 const namespace = "default"
@@ -68,7 +69,7 @@ const controller = (log: Array<Entry>, make: MakeReconcile = Finalizer.reconcile
       cleanup: (app) =>
         Effect.sync(() => void log.push({ op: "cleanup", uid: app.metadata.uid!, name: app.metadata.name! }))
     })
-  })
+  }).pipe(KubeController.start, Effect.provide(TestManager))
 
 const Env = Layer.mergeAll(Cache.layer(), Faults.layer).pipe(Layer.provideMerge(TestKube.layerWithCluster()))
 

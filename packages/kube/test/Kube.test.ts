@@ -11,7 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as retry from "../src/internal/retry.js"
 import * as Kube from "../src/Kube.js"
-import * as KubeError from "../src/KubeError.js"
+import * as KubeStatus from "../src/KubeStatus.js"
 import { countRequests, kubeLayer, makeEnv, onRealCluster, tempFile } from "./support/env.js"
 
 /** The typed error of a failed Exit (effect 4's Cause is a flat list of reasons, no `_tag: "Fail"`). */
@@ -369,16 +369,16 @@ layer(env.layer)("Kube against TestApiServer", (it) => {
 
 describe("retry policy (unit, TestClock)", () => {
   const policy: retry.Policy = { times: 3, base: Duration.millis(100), max: Duration.millis(250) }
-  const serverError = KubeError.fromStatus({ code: 500 })
-  const unavailable = KubeError.fromStatus({ code: 503 })
-  const throttled = KubeError.fromStatus({ code: 429 }, { retryAfter: Duration.seconds(3) })
+  const serverError = KubeStatus.toError({ code: 500 })
+  const unavailable = KubeStatus.toError({ code: 503 })
+  const throttled = KubeStatus.toError({ code: 429 }, { retryAfter: Duration.seconds(3) })
 
   it("which failures are retried for idempotent and other requests", () => {
     assert.isTrue(retry.shouldRetry(throttled, false))
     assert.isTrue(retry.shouldRetry(unavailable, false))
     assert.isFalse(retry.shouldRetry(serverError, false))
     assert.isTrue(retry.shouldRetry(serverError, true))
-    assert.isFalse(retry.shouldRetry(KubeError.fromStatus({ code: 409 }), true))
+    assert.isFalse(retry.shouldRetry(KubeStatus.toError({ code: 409 }), true))
   })
 
   it("exponential backoff bounded by max; Retry-After wins", () => {

@@ -598,7 +598,7 @@ layer(TestLayer)("KubeClient against TestApiServer", (it) => {
           version: "v1",
           kind: "Nope",
           plural: "nopes",
-          namespaced: true
+          scope: "Namespaced"
         })
         const notFound = yield* failure(Stream.runCollect(KubeClient.watch(Missing)))
         assert.strictEqual(notFound._tag, "NotFound")

@@ -1,15 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Request from "@reconcile/core/Request"
 import { TestKube } from "@reconcile/testkit"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as Cache from "../src/Cache.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
 import * as Undecodable from "../src/Undecodable.js"
 import { makeFakeServer, type Obj } from "./fakeServer.js"
+import { TestManager } from "./support/manager.js"
 
 const resource = (kind: string, plural: string) =>
-  Resource.make<Obj>({ group: "example.com", version: "v1", kind, plural, namespaced: true })
+  Resource.make<Obj>({ group: "example.com", version: "v1", kind, plural, scope: "Namespaced" })
 const Apps = resource("App", "apps")
 const Parts = resource("Part", "parts")
 const Configs = resource("Config", "configs")
@@ -27,6 +28,9 @@ const setup = Effect.gen(function*() {
   return { servers, cache }
 })
 
+/** A service a reconcile needs, provided to its controller's Layer with `Layer.provide`. */
+class Greeter extends Context.Service<Greeter, { readonly greet: (name: string) => string }>()("test/Greeter") {}
+
 const owner = { apiVersion: "example.com/v1", kind: "App", name: "web", uid: "uid-web", controller: true }
 
 describe("KubeController", () => {
@@ -40,7 +44,7 @@ describe("KubeController", () => {
         for: Apps,
         reconcile: (app: Obj) => Effect.sync(() => void seen.push(`${app.metadata.name}=${app.data}`)),
         onUndecodable: Undecodable.terminal
-      }).pipe(Effect.provideService(Cache.Cache, cache))
+      }).pipe(KubeController.start, Effect.provide(TestManager), Effect.provideService(Cache.Cache, cache))
       yield* settle
       yield* servers.apps.put("web", 2)
       yield* settle
@@ -59,7 +63,7 @@ describe("KubeController", () => {
         for: Apps,
         owns: [Parts],
         reconcileRequest: (req) => Effect.sync(() => void seen.push(Request.key(req)))
-      }).pipe(Effect.provideService(Cache.Cache, cache))
+      }).pipe(KubeController.start, Effect.provide(TestManager), Effect.provideService(Cache.Cache, cache))
       yield* settle
       assert.deepStrictEqual(seen, ["ns/web"])
       yield* servers.parts.put("web-part", 1, { ownerReferences: [owner] })
@@ -82,7 +86,7 @@ describe("KubeController", () => {
           map: (config: Obj) => Effect.succeed([Request.make(`app-of-${config.metadata.name}`, "ns")])
         })],
         reconcileRequest: (req) => Effect.sync(() => void seen.push(req.name))
-      }).pipe(Effect.provideService(Cache.Cache, cache))
+      }).pipe(KubeController.start, Effect.provide(TestManager), Effect.provideService(Cache.Cache, cache))
       yield* servers.configs.put("settings", 1)
       yield* settle
       assert.deepStrictEqual(seen, ["app-of-settings"])
@@ -94,10 +98,14 @@ describe("KubeController", () => {
       const counts = { a: 0, b: 0 }
       yield* servers.apps.put("web", 1)
       const layers = Layer.mergeAll(
-        KubeController.layer({ name: "share-a", for: Apps, reconcile: () => Effect.sync(() => void counts.a++) }),
-        KubeController.layer({ name: "share-b", for: Apps, reconcile: () => Effect.sync(() => void counts.b++) })
+        KubeController.layer(
+          KubeController.make({ name: "share-a", for: Apps, reconcile: () => Effect.sync(() => void counts.a++) })
+        ),
+        KubeController.layer(
+          KubeController.make({ name: "share-b", for: Apps, reconcile: () => Effect.sync(() => void counts.b++) })
+        )
       )
-      yield* Layer.build(layers).pipe(Effect.provideService(Cache.Cache, cache))
+      yield* Layer.build(layers).pipe(Effect.provideService(Cache.Cache, cache), Effect.provide(TestManager))
       yield* settle
       assert.strictEqual(yield* cache.informers, 1)
       assert.strictEqual(servers.apps.watchesOpened, 1)
@@ -113,10 +121,42 @@ describe("KubeController", () => {
         for: Apps,
         eventFilter: (e) => e.object.metadata?.name !== "ignored",
         reconcileRequest: (req) => Effect.sync(() => void seen.push(req.name))
-      }).pipe(Effect.provideService(Cache.Cache, cache))
+      }).pipe(KubeController.start, Effect.provide(TestManager), Effect.provideService(Cache.Cache, cache))
       yield* servers.apps.put("ignored", 1)
       yield* servers.apps.put("kept", 1)
       yield* settle
       assert.deepStrictEqual(seen, ["kept"])
+    }))
+
+  it.effect("a controller's Layer is an ordinary Layer: Layer.provide gives it a service, Layer.merge runs it beside others", () =>
+    Effect.gen(function*() {
+      const { cache, servers } = yield* setup
+      const seen: Array<string> = []
+      yield* servers.apps.put("web", 1)
+      const greeting = KubeController.make({
+        name: "composed-greeting",
+        for: Apps,
+        reconcile: (app: Obj) =>
+          Effect.gen(function*() {
+            const greeter = yield* Greeter
+            seen.push(greeter.greet(app.metadata.name))
+          }),
+        onUndecodable: Undecodable.terminal
+      })
+      const counting = KubeController.make({
+        name: "composed-count",
+        for: Apps,
+        reconcile: () => Effect.sync(() => void seen.push("counted"))
+      })
+      const composed = Layer.mergeAll(
+        KubeController.layer(greeting).pipe(Layer.provide(Layer.succeed(Greeter, { greet: (n) => `hello ${n}` }))),
+        KubeController.layer(counting)
+      )
+      yield* Layer.build(composed).pipe(Effect.provideService(Cache.Cache, cache), Effect.provide(TestManager))
+      yield* settle
+      assert.deepStrictEqual([...seen].sort(), ["counted", "hello web"])
+      // the values still declare what they did: composing their Layers changed nothing in them
+      assert.strictEqual(greeting.for, Apps)
+      assert.strictEqual(counting.name, "composed-count")
     }))
 })

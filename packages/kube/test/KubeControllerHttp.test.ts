@@ -22,6 +22,7 @@ import {
   serverApply
 } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
+import { TestManager } from "./support/manager.js"
 
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(
@@ -88,7 +89,7 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
             selection: { namespace: ns },
             reconcile: (cm) => Effect.sync(() => void seen[id].push(`${cm.metadata?.name}=${cm.data?.v}`)),
             onUndecodable: Undecodable.terminal
-          }).pipe(Effect.provideService(Cache.Cache, cache))
+          }).pipe(KubeController.start, Effect.provide(TestManager), Effect.provideService(Cache.Cache, cache))
         }
         const bothSaw = (entry: string) =>
           eventually(check(() => {
@@ -150,7 +151,7 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
             seen.push(`${request.name}:${replicas ?? "-"}`)
           }),
         options: { maxConcurrentReconciles: 1 }
-      }).pipe(Effect.provideService(Cache.Cache, cache))
+      }).pipe(KubeController.start, Effect.provide(TestManager), Effect.provideService(Cache.Cache, cache))
       yield* eventually(check(() => assert.includeMembers(seen, ["shop:1", "other:-"])))
       const mark = seen.length
 
@@ -209,7 +210,7 @@ layer(TestLayer, { excludeTestServices: true })("KubeController over HTTP", (it)
             seen.push(`${request.name}:${version}`)
           }),
         options: { maxConcurrentReconciles: 1 }
-      }).pipe(Effect.provideService(Cache.Cache, cache))
+      }).pipe(KubeController.start, Effect.provide(TestManager), Effect.provideService(Cache.Cache, cache))
       yield* eventually(check(() => assert.includeMembers(seen, ["app-1:1", "app-2:1", "app-3:1", "sentinel:-"])))
       const mark = seen.length
 

@@ -41,9 +41,7 @@ interface Control {
 
 const refused = (what: string) =>
   new KubeError.ServerError({
-    status: { kind: "Status", status: "Failure", reason: "InternalError", code: 500, message: what },
-    code: 500,
-    retryAfter: undefined
+    status: { kind: "Status", status: "Failure", reason: "InternalError", code: 500, message: what }
   })
 
 /** A replica's view of the cluster: dead replicas reach nothing; `failUpdates` refuses Lease writes. */
@@ -209,7 +207,9 @@ describe("LeaseLeaderElection (TestKube, TestClock)", () => {
           watches: [Controller.watch(channel.source, Handler.forObject)],
           reconcile: (req) => Effect.sync(() => void calls.push(`${replica.identity}:${req.name}`))
         }).pipe(
-          Effect.provideService(LeaderElection.LeaderElection, replica.election),
+          Effect.provide(
+            Manager.layer().pipe(Layer.provide(Layer.succeed(LeaderElection.LeaderElection, replica.election)))
+          ),
           Scope.provide(replica.scope)
         )
         sends.push((name) => channel.offer(Event.create({ metadata: { name } })))

@@ -21,6 +21,7 @@ import * as Undecodable from "../src/Undecodable.js"
 import * as Watcher from "../src/Watcher.js"
 import { check, eventually, kubeLayer, makeEnv, onRealCluster } from "./support/env.js"
 import { looseCrdManifest, WebApp } from "./support/fixtures.js"
+import { TestManager } from "./support/manager.js"
 
 type WebApp = Resource.Type<typeof WebApp>
 
@@ -85,8 +86,8 @@ describe("Decode errors name their object", () => {
         finalizers: [OURS]
       })
       const undecodable = Option.getOrThrow(Undecodable.fromDecode(error))
-      assert.isTrue(Undecodable.is(undecodable))
-      assert.isFalse(Undecodable.is(raw))
+      assert.isTrue(Undecodable.isUndecodable(undecodable))
+      assert.isFalse(Undecodable.isUndecodable(raw))
       assert.strictEqual(undecodable.kind, "WebApp")
       assert.include(Undecodable.describe(undecodable), "WebApp shop/web does not decode: shop/web: spec: replicas")
       const outcome = yield* Effect.flip(Undecodable.terminal(undecodable))
@@ -264,18 +265,18 @@ describe("Controllers receive undecodable objects (in-process, TestClock)", () =
         reconcile: (object) =>
           Effect.sync(() =>
             void union.push(
-              Undecodable.is(object)
+              Undecodable.isUndecodable(object)
                 ? `undecodable ${object.metadata.name}`
                 : `${object.metadata.name}=${object.spec.image}`
             )
           )
-      })
+      }).pipe(KubeController.start, Effect.provide(TestManager))
       yield* KubeController.make({
         name: "split",
         for: WebApp,
         reconcile: (object) => Effect.sync(() => void split.push(`${object.metadata.name}=${object.spec.image}`)),
         onUndecodable: (object) => Effect.sync(() => void split.push(`undecodable ${object.metadata.name}`))
-      })
+      }).pipe(KubeController.start, Effect.provide(TestManager))
       const cache = yield* Cache.Cache
       yield* KubeController.make({
         name: "by-key",
@@ -287,7 +288,7 @@ describe("Controllers receive undecodable objects (in-process, TestClock)", () =
               onSuccess: (o) => void byKey.push(`${o.metadata.name}=${o.spec.image}`)
             })
           )
-      })
+      }).pipe(KubeController.start, Effect.provide(TestManager))
       yield* Effect.orDie(cluster.create(app("a") as never))
       yield* settle
       yield* setSpec("a", { image: "" })
@@ -312,7 +313,7 @@ describe("Controllers receive undecodable objects (in-process, TestClock)", () =
         for: Resource.ConfigMap,
         owns: [WebApp],
         reconcileRequest: (request) => Effect.sync(() => void seen.push(Request.key(request)))
-      })
+      }).pipe(KubeController.start, Effect.provide(TestManager))
       yield* Effect.orDie(cluster.create({
         ...app("child"),
         metadata: {
@@ -380,7 +381,7 @@ const finalizerController = (calls: Calls) =>
           void calls.cleanup.push({
             name: object.metadata.name!,
             uid: object.metadata.uid!,
-            undecodable: Undecodable.is(object)
+            undecodable: Undecodable.isUndecodable(object)
           })
         ),
       onUndecodable: (object) =>
@@ -395,7 +396,7 @@ const finalizerController = (calls: Calls) =>
           return yield* Undecodable.terminal(object)
         })
     })
-  })
+  }).pipe(KubeController.start, Effect.provide(TestManager))
 
 /** The scenario, on whatever cluster and cache are provided; `wait` lets the controller catch up. */
 const scenario = (wait: (check: Effect.Effect<void, unknown, any>) => Effect.Effect<void, unknown, any>) =>

@@ -4,6 +4,7 @@ import { TestKube } from "@reconcile/testkit"
 import { Clock, Duration, Effect, Fiber, Metric, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as KubeError from "../src/KubeError.js"
+import * as KubeStatus from "../src/KubeStatus.js"
 import * as Watcher from "../src/Watcher.js"
 
 interface Obj {
@@ -60,10 +61,10 @@ const summary = (e: Watcher.WatcherEvent<Obj>) =>
     ? `Undecodable(${e.event}):${e.error.metadata?.name}@${e.error.metadata?.resourceVersion}`
     : `${e._tag}:${e.object.metadata.name}@${e.object.metadata.resourceVersion}`
 
-const serverError = new KubeError.ServerError({ status: { code: 500, message: "boom" } } as never)
-const gone = new KubeError.Gone({ status: { code: 410, reason: "Expired", message: "too old" } } as never)
+const serverError = new KubeError.ServerError({ status: { code: 500, message: "boom" } })
+const gone = new KubeError.Gone({ status: { code: 410, reason: "Expired", message: "too old" } })
 /** kube-apiserver's answer to a resourceVersion newer than its own (a reset or restored server). */
-const tooLarge = KubeError.fromStatus({
+const tooLarge = KubeStatus.toError({
   kind: "Status",
   apiVersion: "v1",
   status: "Failure",

@@ -26,6 +26,7 @@ import {
   makeEnv
 } from "./support/env.js"
 import { looseCrdManifest, WebApp } from "./support/fixtures.js"
+import { TestManager } from "./support/manager.js"
 
 const env = makeEnv()
 const TestLayer = KubeClient.layer.pipe(
@@ -462,7 +463,7 @@ layer(TestLayer, { excludeTestServices: true })("Informer over HTTP under faults
         selection: { namespace: ns },
         reconcile: (object) => Effect.sync(() => void reconciled.push(`${object.metadata.name}:${object.spec.image}`)),
         onUndecodable: (object) => Effect.sync(() => void undecodable.push(object.metadata.name!))
-      }).pipe(Effect.provideService(Cache.Cache, cache))
+      }).pipe(KubeController.start, Effect.provide(TestManager), Effect.provideService(Cache.Cache, cache))
       yield* informer.synced.pipe(Effect.timeout("5 seconds"), Effect.orDie)
       assert.deepStrictEqual(informer.store.list().map((o) => o.metadata.name).sort(), ["one", "three"])
       assert.strictEqual(informer.store.undecodable("two", ns)?.metadata.name, "two", "kept with its metadata")

@@ -4,6 +4,7 @@
  * back) recovered by a relist. Waits poll with a deadline; watcher backoffs are 10–50 ms.
  */
 import { assert, layer } from "@effect/vitest"
+import * as LeaderElection from "@reconcile/core/LeaderElection"
 import * as Manager from "@reconcile/core/Manager"
 import { Faults, TestApiServer, TestCluster } from "@reconcile/testkit"
 import type { KubeObject } from "@reconcile/testkit/KubeObject"
@@ -104,15 +105,16 @@ layer(TestLayer, { excludeTestServices: true })("Watcher recovery over HTTP", (i
         const ns = yield* freshNamespace
         yield* put(ns, "a", "1")
         const name = `ready-${ns}`
-        const app = KubeController.layer({
+        const app = KubeController.layer(KubeController.make({
           name,
           for: Resource.ConfigMap,
           selection: { namespace: ns },
           reconcileRequest: () => Effect.void,
           options: { sourceDisconnectLimit: "1 second" }
-        }).pipe(
+        })).pipe(
           Layer.provideMerge(Cache.layer({ informer: { watcher: fast } })),
-          Layer.provideMerge(Manager.layer({ healthPort: 0, metricsPort: 0 }))
+          Layer.provideMerge(Manager.layer({ healthPort: 0, metricsPort: 0 })),
+          Layer.provide(LeaderElection.layerAlwaysLeader)
         )
         const context = yield* Layer.build(app)
         const manager = Context.get(context, Manager.Manager)

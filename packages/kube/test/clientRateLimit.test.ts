@@ -4,6 +4,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Prometheus } from "@reconcile/core"
+import * as LeaderElection from "@reconcile/core/LeaderElection"
 import * as Manager from "@reconcile/core/Manager"
 import { Faults, TestApiServer } from "@reconcile/testkit"
 import { Arbitrary, Clock, Context, Duration, Effect, Fiber, Layer, Metric, Schema, Stream } from "effect"
@@ -329,7 +330,9 @@ layer(env.layer)("Kube rate limit over HTTP (TestApiServer)", (it) => {
       Effect.gen(function*() {
         const server = yield* TestApiServer.TestApiServer
         const host = `127.0.0.1:${server.port}`
-        const context = yield* Layer.build(Manager.layer({ metricsPort: 0 }))
+        const context = yield* Layer.build(
+          Manager.layer({ metricsPort: 0 }).pipe(Layer.provide(LeaderElection.layerAlwaysLeader))
+        )
         const port = Context.get(context, Manager.Manager).metricsAddress!.port
         yield* withKube({}, (kube) => kube.request({ method: "GET", path: "/api/v1/namespaces/kube-system" }))
         const body = yield* Effect.promise(async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text())

@@ -2,15 +2,17 @@
  * Compile errors that teach: a reconcile whose error channel holds an error that is not an outcome
  * (`Retryable | Terminal | RequeueAfter`) does not compile, and the compiler's message is reported at the reconcile
  * itself, names the offending error type and says what to use — with no unrelated overload and none of effect's
- * internals (`YieldableError`, `[Effect.TypeId]`). The fixtures are compiled with the TypeScript 5.9 compiler API
- * against the in-repo sources (`support/typecheck.ts`); each line that must carry the error is marked `// ✗`.
+ * internals (`YieldableError`, `[Effect.TypeId]`); and a controller run without the `Manager` (or a Manager without
+ * its `LeaderElection`) does not compile either, naming the missing service. The fixtures are compiled with the
+ * TypeScript 5.9 compiler API against the in-repo sources (`support/typecheck.ts`); each line that must carry the
+ * error is marked `// ✗`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { type Diagnostic, show, typecheck } from "./support/typecheck.js"
 
 const imports = `import { Data, Effect } from "effect"
 import { Controller, Handler, Reconcile, Source } from "@reconcile/core"
-import { Finalizer, KubeController, KubeError, Resource, Undecodable } from "@reconcile/kube"
+import { Finalizer, KubeController, type KubeError, KubeOutcome, Resource, Undecodable } from "@reconcile/kube"
 
 class NotFound extends Data.TaggedError("NotFound")<{ readonly name: string }> {}
 class Invalid extends Data.TaggedError("Invalid")<{}> {}
@@ -20,16 +22,16 @@ declare const kubeCall: Effect.Effect<void, KubeError.KubeError>
 
 /** Fixtures that must not compile: name → [text, the offending type as the message prints it]. */
 const bad: Record<string, readonly [string, string]> = {
-  "layer, by object, a plain Error": [
-    `export const L = KubeController.layer({
+  "by object, a plain Error": [
+    `export const L = KubeController.make({
   name: "a",
   for: Resource.ConfigMap,
   reconcile: (cm) => Effect.fail(new Error(cm.metadata?.name)) // ✗
 })`,
     "NotAnOutcome<Error>"
   ],
-  "layer, by decoded object with an inline onUndecodable, a tagged error beside an outcome": [
-    `export const L = KubeController.layer({
+  "by decoded object with an inline onUndecodable, a tagged error beside an outcome": [
+    `export const L = KubeController.make({
   name: "b",
   for: Resource.ConfigMap,
   reconcile: (cm) => cm.data === undefined ? Reconcile.requeueAfter("1 minute") : read("x"), // ✗
@@ -37,8 +39,8 @@ const bad: Record<string, readonly [string, string]> = {
 })`,
     "NotAnOutcome<NotFound | Invalid>"
   ],
-  "layer, by object, an Effect.gen whose errors are partly classified": [
-    `export const L = KubeController.layer({
+  "by object, an Effect.gen whose errors are partly classified": [
+    `export const L = KubeController.make({
   name: "c",
   for: Resource.ConfigMap,
   reconcile: (cm) =>
@@ -49,7 +51,7 @@ const bad: Record<string, readonly [string, string]> = {
 })`,
     "NotAnOutcome<Invalid>"
   ],
-  "make, by request, a Kubernetes API error not mapped (block body)": [
+  "by request, a Kubernetes API error not mapped (block body)": [
     `export const M = KubeController.make({
   name: "d",
   for: Resource.ConfigMap,
@@ -60,7 +62,7 @@ const bad: Record<string, readonly [string, string]> = {
 })`,
     "NotAnOutcome<"
   ],
-  "make, by request, a reconcile defined elsewhere": [
+  "by request, a reconcile defined elsewhere": [
     `const reconcile = (_req: { readonly name: string }) => Effect.fail(new Error("boom"))
 export const M = KubeController.make({
   name: "e",
@@ -95,12 +97,12 @@ export const M = KubeController.make({
 
 /** Every way to write a reconcile that is right must still compile, with its parameter types inferred. */
 const good = `
-export const byObject = KubeController.layer({
+export const byObject = KubeController.make({
   name: "ok-a",
   for: Resource.ConfigMap,
-  reconcile: (cm) => Undecodable.is(cm) ? Effect.void : Effect.log(cm.metadata?.name)
+  reconcile: (cm) => Undecodable.isUndecodable(cm) ? Effect.void : Effect.log(cm.metadata?.name)
 })
-export const byDecodedObject = KubeController.layer({
+export const byDecodedObject = KubeController.make({
   name: "ok-b",
   for: Resource.ConfigMap,
   reconcile: (cm) => Effect.log(cm.data),
@@ -120,11 +122,11 @@ export const byRequest = KubeController.make({
   name: "ok-d",
   for: Resource.ConfigMap,
   reconcileRequest: (req) =>
-    req.name === "" ? Reconcile.requeueAfter("10 seconds") : kubeCall.pipe(KubeError.toOutcome)
+    req.name === "" ? Reconcile.requeueAfter("10 seconds") : kubeCall.pipe(KubeOutcome.classify)
 })
-// Reconcile.classify after KubeError.toOutcome in a pipe: its error type comes from the pipe, not from the
+// Reconcile.classify after KubeOutcome.classify in a pipe: its error type comes from the pipe, not from the
 // reconcile's expected type (which would leave InvalidSpec out)
-export const classifiedInPipe = KubeController.layer({
+export const classifiedInPipe = KubeController.make({
   name: "ok-g",
   for: Resource.ConfigMap,
   reconcile: (cm) =>
@@ -133,12 +135,12 @@ export const classifiedInPipe = KubeController.layer({
       const value = yield* read(cm.metadata?.name ?? "")
       if (value === "") return yield* Reconcile.requeueAfter("10 seconds")
     }).pipe(
-      KubeError.toOutcome,
+      KubeOutcome.classify,
       Reconcile.classify((e) => e._tag === "Invalid" ? Reconcile.terminal(e) : Reconcile.retryable(e))
     ),
   onUndecodable: Undecodable.terminal
 })
-export const withFinalizer = KubeController.layer({
+export const withFinalizer = KubeController.make({
   name: "ok-e",
   for: Resource.ConfigMap,
   reconcile: Finalizer.reconcile({
@@ -159,18 +161,76 @@ export const core = Effect.gen(function*() {
 `
 
 /** A reconcile for decoded objects only, without `onUndecodable`: the message names `Undecodable`. */
-const narrow = `export const L = KubeController.layer({
+const narrow = `export const L = KubeController.make({
   name: "h",
   for: Resource.ConfigMap,
   reconcile: (cm: Resource.ConfigMap) => Effect.log(cm.data) // ✗
 })`
 
+/**
+ * Requirements in the types: a controller runs under the Manager, and the Manager needs the replica's election. Each
+ * fixture launches a program that forgets one: name → [text, the service the message must name].
+ */
+const missing: Record<string, readonly [string, string]> = {
+  "a KubeController's Layer without the Manager": [
+    `import { Layer } from "effect"
+import { Cache } from "@reconcile/kube"
+declare const Cluster: Layer.Layer<Cache.Cache>
+const Settings = KubeController.make({ name: "m1", for: Resource.ConfigMap, reconcile: () => Effect.void })
+export const main: Effect.Effect<never> = Layer.launch(KubeController.layer(Settings).pipe(Layer.provide(Cluster))) // ✗`,
+    "Manager"
+  ],
+  "a core Controller's Layer without the Manager": [
+    `import { Layer } from "effect"
+declare const channel: Source.Source<{ readonly metadata: { readonly name: string } }>
+const Pods = Controller.layer({ name: "m2", watches: [Controller.watch(channel, Handler.forObject)], reconcile: () => Effect.void })
+export const main: Effect.Effect<never> = Layer.launch(Pods) // ✗`,
+    "Manager"
+  ],
+  "the Manager without a LeaderElection": [
+    `import { Layer } from "effect"
+import { Manager } from "@reconcile/core"
+import { Cache } from "@reconcile/kube"
+declare const Cluster: Layer.Layer<Cache.Cache>
+const Settings = KubeController.make({ name: "m3", for: Resource.ConfigMap, reconcile: () => Effect.void })
+const Main = KubeController.layer(Settings).pipe(Layer.provide(Manager.layer()), Layer.provide(Cluster))
+export const main: Effect.Effect<never, unknown> = Layer.launch(Main) // ✗`,
+    "LeaderElection"
+  ]
+}
+
+/** The same programs with what they forgot: they compile. */
+const complete = `import { Layer } from "effect"
+import { LeaderElection, Manager } from "@reconcile/core"
+import { Cache } from "@reconcile/kube"
+declare const Cluster: Layer.Layer<Cache.Cache>
+declare const channel: Source.Source<{ readonly metadata: { readonly name: string } }>
+const Settings = KubeController.make({ name: "ok-m1", for: Resource.ConfigMap, reconcile: () => Effect.void })
+const Pods = Controller.layer({ name: "ok-m2", watches: [Controller.watch(channel, Handler.forObject)], reconcile: () => Effect.void })
+const Main = Layer.mergeAll(KubeController.layer(Settings), Pods).pipe(
+  Layer.provide(Manager.layer()),
+  Layer.provide(LeaderElection.layerAlwaysLeader),
+  Layer.provide(Cluster)
+)
+export const main: Effect.Effect<never, unknown> = Layer.launch(Main)
+`
+
 const names = Object.keys(bad)
 const fileOf = (i: number) => `bad${i}.ts`
+const missingNames = Object.keys(missing)
+const missingFileOf = (i: number) => `missing${i}.ts`
+/** The fixtures' own imports go first (an import after a statement is an error). */
+const withImports = (text: string) => {
+  const lines = text.split("\n")
+  const own = lines.filter((line) => line.startsWith("import "))
+  return [...own, imports, ...lines.filter((line) => !line.startsWith("import "))].join("\n")
+}
 const diagnostics = typecheck({
   "good.ts": imports + good,
   "narrow.ts": imports + narrow,
-  ...Object.fromEntries(names.map((name, i) => [fileOf(i), imports + bad[name]![0]]))
+  "complete.ts": withImports(complete),
+  ...Object.fromEntries(names.map((name, i) => [fileOf(i), imports + bad[name]![0]])),
+  ...Object.fromEntries(missingNames.map((name, i) => [missingFileOf(i), withImports(missing[name]![0])]))
 })
 const of = (file: string): Array<Diagnostic> => diagnostics.filter((d) => d.file === file)
 
@@ -206,6 +266,21 @@ describe("compile errors that teach", () => {
       }
       // at most the last signature of make/layer (the one that checks) is named, and the message stays short
       assert.isAtMost(d!.message.split("\n").length, 6, show(d!))
+    })
+  })
+
+  it("a program with its Manager and LeaderElection compiles", () => {
+    assert.deepStrictEqual(of("complete.ts").map(show), [])
+  })
+
+  missingNames.forEach((name, i) => {
+    it(`${name}: one error, at the launch, naming the missing service`, () => {
+      const text = withImports(missing[name]![0])
+      const marked = text.split("\n").findIndex((line) => line.includes("// ✗")) + 1
+      const found = of(missingFileOf(i))
+      assert.strictEqual(found.length, 1, found.map(show).join("\n"))
+      assert.strictEqual(found[0]!.line, marked, show(found[0]!))
+      assert.include(found[0]!.message, missing[name]![1], show(found[0]!))
     })
   })
 })

@@ -8,12 +8,14 @@ import type * as Controller from "@reconcile/core/Controller"
 import * as Handler from "@reconcile/core/Handler"
 import * as Request from "@reconcile/core/Request"
 import { TestKube } from "@reconcile/testkit"
+import { Workqueue } from "@reconcile/workqueue"
 import { Clock, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import * as Cache from "../src/Cache.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Resource from "../src/Resource.js"
+import { TestManager } from "./support/manager.js"
 
 const namespace = "default"
 const settle = TestKube.settle
@@ -41,7 +43,7 @@ const scenario = (queue: Controller.Options["queue"], entries: Entries) =>
           return req.name === "blocker" ? Effect.sleep("1 second") : Effect.void
         }),
       options: { queue, maxConcurrentReconciles: 1, gracefulShutdownTimeout: 0 }
-    })
+    }).pipe(KubeController.start, Effect.provide(TestManager))
     yield* settle
     const configMap = (name: string) => KubeClient.create(Resource.ConfigMap, { metadata: { name, namespace } })
     yield* configMap("blocker")
@@ -66,34 +68,36 @@ const services = (priority?: number) =>
     priority
   })
 
-describe("KubeController priorities (queue: \"priority\")", () => {
+describe("KubeController priorities (queue: Workqueue.priority)", () => {
   it.effect("an owned object's change enqueues its owner at the `owns` entry's priority: b before a", () =>
     Effect.gen(function*() {
-      const log = yield* scenario("priority", { owns: [KubeController.owns(Resource.Secret, { priority: 10 })] })
+      const log = yield* scenario(Workqueue.priority, {
+        owns: [KubeController.owns(Resource.Secret, { priority: 10 })]
+      })
       assert.deepStrictEqual(log, blockerThen("b", "a"))
     }))
 
   it.effect("without a priority (a plain Resource in owns) the keys keep their order: a before b", () =>
     Effect.gen(function*() {
-      const log = yield* scenario("priority", { owns: [Resource.Secret], watches: [services()] })
+      const log = yield* scenario(Workqueue.priority, { owns: [Resource.Secret], watches: [services()] })
       assert.deepStrictEqual(log, blockerThen("a", "b"))
     }))
 
   it.effect("a FIFO queue ignores the priority", () =>
     Effect.gen(function*() {
-      const log = yield* scenario("fifo", { owns: [KubeController.owns(Resource.Secret, { priority: 10 })] })
+      const log = yield* scenario(Workqueue.fifo, { owns: [KubeController.owns(Resource.Secret, { priority: 10 })] })
       assert.deepStrictEqual(log, blockerThen("a", "b"))
     }))
 
   it.effect("a watches entry's priority", () =>
     Effect.gen(function*() {
-      const log = yield* scenario("priority", { watches: [services(10)] })
+      const log = yield* scenario(Workqueue.priority, { watches: [services(10)] })
       assert.deepStrictEqual(log, blockerThen("b", "a"))
     }))
 
   it.effect("forPriority: a rule per event (undefined: the default)", () =>
     Effect.gen(function*() {
-      const log = yield* scenario("priority", {
+      const log = yield* scenario(Workqueue.priority, {
         forPriority: (event) => event.object.metadata?.name === "b" ? 5 : undefined
       })
       assert.deepStrictEqual(log, blockerThen("b", "a"))
@@ -102,7 +106,7 @@ describe("KubeController priorities (queue: \"priority\")", () => {
   it.effect("an owns rule below the default sends its owner behind: a LowPriority owner change does not raise b", () =>
     Effect.gen(function*() {
       // b is queued at 0 by its own creation; an add at a lower priority leaves it there (the queue keeps the max)
-      const log = yield* scenario("priority", {
+      const log = yield* scenario(Workqueue.priority, {
         owns: [KubeController.owns(Resource.Secret, { priority: () => Handler.LowPriority })]
       })
       assert.deepStrictEqual(log, blockerThen("a", "b"))

@@ -5,15 +5,18 @@
  * recovers (logged once again).
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as LeaderElection from "@reconcile/core/LeaderElection"
 import * as Manager from "@reconcile/core/Manager"
 import { Faults, TestCluster, TestKube } from "@reconcile/testkit"
-import { Arbitrary, Cause, Clock, Effect, Fiber, Layer, Logger, References, Schema } from "effect"
+import { Arbitrary, Cause, Clock, Effect, Fiber, Layer, Logger, pipe, References, Schema } from "effect"
 import type { Duration } from "effect"
 import { TestClock } from "effect/testing"
 import * as Cache from "../src/Cache.js"
+import * as Diagnosis from "../src/Diagnosis.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as KubeError from "../src/KubeError.js"
+import * as KubeStatus from "../src/KubeStatus.js"
 import * as LeaseLeaderElection from "../src/LeaseLeaderElection.js"
 import * as Resource from "../src/Resource.js"
 import { WebApp } from "./support/fixtures.js"
@@ -59,8 +62,8 @@ describe("diagnostics at start", () => {
       const error = yield* Effect.flip(informer.synced)
       assert.strictEqual(error._tag, "NotFound", "the tag stays what the server said")
       assert.strictEqual(error.message, missingCrd)
-      assert.isTrue(KubeError.isDiagnosed(error))
-      assert.strictEqual(KubeError.isDiagnosed(error) && error.diagnosis.problem, "ResourceNotInstalled")
+      assert.isTrue(Diagnosis.isDiagnosed(error))
+      assert.strictEqual(Diagnosis.isDiagnosed(error) && error.diagnosis.problem, "ResourceNotInstalled")
       assert.strictEqual((yield* Clock.currentTimeMillis) - started, 0, "no retry, no wait")
       // the cache's reads and waitForSync fail with it too
       assert.strictEqual((yield* Effect.flip(cache.waitForSync)).message, missingCrd)
@@ -70,9 +73,10 @@ describe("diagnostics at start", () => {
   it.effect("a controller of a kind whose CRD is not installed stops the Manager at once (no cache-sync timeout)", () =>
     Effect.gen(function*() {
       const lines: Array<Line> = []
-      const app = KubeController.layer({ name: "webapps", for: WebApp, reconcile: () => Effect.void }).pipe(
-        Layer.provideMerge(Manager.layer())
+      const app = KubeController.layer(
+        KubeController.make({ name: "webapps", for: WebApp, reconcile: () => Effect.void })
       )
+        .pipe(Layer.provideMerge(Manager.layer()), Layer.provide(LeaderElection.layerAlwaysLeader))
       const started = yield* Clock.currentTimeMillis
       let done = false
       const fiber = yield* Manager.launch(app).pipe(
@@ -116,7 +120,7 @@ describe("diagnostics at start", () => {
       assert.strictEqual(error.message, "namespace \"ghost\" does not exist: kubectl create namespace ghost")
       // a NotFound of an object is not diagnosed
       const plain = yield* Effect.flip(KubeClient.get(Resource.ConfigMap, "absent", { namespace: "default" }))
-      assert.isFalse(KubeError.isDiagnosed(plain))
+      assert.isFalse(Diagnosis.isDiagnosed(plain))
       assert.include(plain.message, "NotFound")
     }).pipe(Effect.provide(Env)))
 
@@ -136,7 +140,7 @@ describe("diagnostics at start", () => {
           "with a RoleBinding (or a ClusterRole) holding the rule {apiGroups: [example.com], resources: [webapps], " +
           "verbs: [list]}; reconcile manifests generates the operator's RBAC from its controllers"
       )
-      assert.deepStrictEqual(KubeError.isDiagnosed(error) ? error.diagnosis.rule : undefined, {
+      assert.deepStrictEqual(Diagnosis.isDiagnosed(error) ? error.diagnosis.rule : undefined, {
         apiGroups: ["example.com"],
         resources: ["webapps"],
         verbs: ["list"]
@@ -161,7 +165,9 @@ describe("diagnostics at start", () => {
   it.effect("a leader-election namespace that does not exist stops the Manager at once, with the fix", () =>
     Effect.gen(function*() {
       const lines: Array<Line> = []
-      const app = KubeController.layer({ name: "configs", for: Resource.ConfigMap, reconcile: () => Effect.void }).pipe(
+      const app = KubeController.layer(
+        KubeController.make({ name: "configs", for: Resource.ConfigMap, reconcile: () => Effect.void })
+      ).pipe(
         Layer.provideMerge(Manager.layer()),
         Layer.provide(LeaseLeaderElection.layer({ name: "operator", namespace: "operator-system" }))
       )
@@ -258,9 +264,9 @@ describe("diagnostics later", () => {
     }).pipe(Effect.provide(Env)))
 })
 
-describe("KubeError.diagnose", () => {
+describe("Diagnosis.diagnose", () => {
   it("reads the request path: a built-in kind the server does not serve is no CRD", () => {
-    const e = KubeError.fromStatus(
+    const e = KubeStatus.toError(
       { code: 404, reason: "NotFound", message: "the server could not find the requested resource" },
       { request: { method: "GET", path: "/apis/batch/v2/namespaces/a/cronjobs?limit=500" } }
     )
@@ -268,10 +274,10 @@ describe("KubeError.diagnose", () => {
   })
 
   it("adds what the client knows: server, context and kind", () => {
-    const e = KubeError.fromStatus({ code: 401, reason: "Unauthorized", message: "Unauthorized" }, {
+    const e = KubeStatus.toError({ code: 401, reason: "Unauthorized", message: "Unauthorized" }, {
       request: { method: "GET", path: "/api/v1/configmaps" }
     })
-    const withServer = KubeError.withDiagnosis(e, { server: "https://10.0.0.1:6443", context: "prod" })
+    const withServer = Diagnosis.attach(e, { server: "https://10.0.0.1:6443", context: "prod" })
     assert.strictEqual(
       withServer.message,
       "the API server at https://10.0.0.1:6443 (kubeconfig context \"prod\") rejected the credentials (401 " +
@@ -282,7 +288,7 @@ describe("KubeError.diagnose", () => {
   })
 
   it("a forbidden at the cluster scope asks for a ClusterRole", () => {
-    const e = KubeError.fromStatus({
+    const e = KubeStatus.toError({
       code: 403,
       reason: "Forbidden",
       message:
@@ -295,7 +301,7 @@ describe("KubeError.diagnose", () => {
 
   it("an unreachable server: the cause in words, found along the cause chain (undici wraps Node's errors)", () => {
     const unreachable = (cause: unknown) =>
-      KubeError.withDiagnosis(
+      Diagnosis.attach(
         new KubeError.Transport({ reason: "Request", request: { method: "GET", path: "/api/v1/pods" }, cause }),
         { server: "https://api.example.com:6443", context: "prod" }
       ).message
@@ -318,22 +324,30 @@ describe("KubeError.diagnose", () => {
     )
     assert.include(unreachable(wrapped("SELF_SIGNED_CERT_IN_CHAIN")), "certificate signed by unknown authority")
     // the client's own timeout (no answer at all) is unreachable too; a server's 504 is not
-    const noAnswer = KubeError.withDiagnosis(
+    const noAnswer = Diagnosis.attach(
       new KubeError.Timeout({ status: { reason: "Timeout", code: 0, message: "no answer within 30s" } }),
       { server: "https://api.example.com:6443" }
     )
     assert.include(noAnswer.message, "cannot reach the API server at https://api.example.com:6443")
-    assert.isFalse(KubeError.isDiagnosed(KubeError.fromStatus({ code: 504, reason: "Timeout", message: "slow" })))
+    assert.isFalse(Diagnosis.isDiagnosed(KubeStatus.toError({ code: 504, reason: "Timeout", message: "slow" })))
+  })
+
+  it("attach is data-first and pipeable; isDiagnosed wants a KubeError", () => {
+    const e = KubeStatus.toError({ code: 401, reason: "Unauthorized", message: "Unauthorized" })
+    const context = { server: "https://10.0.0.1:6443" }
+    assert.strictEqual(pipe(e, Diagnosis.attach(context)).message, Diagnosis.attach(e, context).message)
+    assert.include(Diagnosis.attach(e, context).message, "https://10.0.0.1:6443")
+    assert.isFalse(Diagnosis.isDiagnosed({ diagnosis: Diagnosis.diagnose(e) }))
   })
 
   it("a 403 that is not RBAC (a terminating namespace) is not diagnosed", () => {
-    const e = KubeError.fromStatus({
+    const e = KubeStatus.toError({
       code: 403,
       reason: "Forbidden",
       message: "configmaps \"x\" is forbidden: unable to create new content in namespace a because it is being " +
         "terminated"
     }, { request: { method: "POST", path: "/api/v1/namespaces/a/configmaps" } })
-    assert.isFalse(KubeError.isDiagnosed(e))
+    assert.isFalse(Diagnosis.isDiagnosed(e))
   })
 })
 
@@ -357,14 +371,14 @@ describe("diagnoses (properties)", () => {
       const scope = d.namespace === undefined ? "at the cluster scope" : `in the namespace "${d.namespace}"`
       const prefix = d.group === "" ? "/api/v1" : `/apis/${d.group}/v1`
       const path = `${prefix}${d.namespace === undefined ? "" : `/namespaces/${d.namespace}`}/${d.plural}`
-      const e = KubeError.fromStatus({
+      const e = KubeStatus.toError({
         code: 403,
         reason: "Forbidden",
         message: `${d.plural} is forbidden: User "${d.user}" cannot ${d.verb} resource "${resource}" in API group ` +
           `"${d.group}" ${scope}`
       }, { request: { method: "GET", path } })
-      assert.isTrue(KubeError.isDiagnosed(e))
-      const diagnosis = KubeError.diagnose(e)!
+      assert.isTrue(Diagnosis.isDiagnosed(e))
+      const diagnosis = Diagnosis.diagnose(e)!
       assert.deepStrictEqual(diagnosis.rule, { apiGroups: [d.group], resources: [resource], verbs: [d.verb] })
       assert.include(e.message, scope)
       assert.include(e.message, d.namespace === undefined ? "ClusterRole bound" : `a Role in "${d.namespace}"`)
@@ -377,11 +391,11 @@ describe("diagnoses (properties)", () => {
     [Arbitrary.schema(Token)],
     ([token]) => {
       const request = { method: "GET", path: "/api/v1/configmaps" }
-      const unauthorized = KubeError.withDiagnosis(
-        KubeError.fromStatus({ code: 401, reason: "Unauthorized", message: `token ${token} expired` }, { request }),
+      const unauthorized = Diagnosis.attach(
+        KubeStatus.toError({ code: 401, reason: "Unauthorized", message: `token ${token} expired` }, { request }),
         { server: "https://127.0.0.1:6443" }
       )
-      const transport = KubeError.withDiagnosis(
+      const transport = Diagnosis.attach(
         new KubeError.Transport({
           reason: "Request",
           request,
@@ -389,22 +403,22 @@ describe("diagnoses (properties)", () => {
         }),
         { server: "https://127.0.0.1:6443" }
       )
-      const credentials = KubeError.withDiagnosis(
+      const credentials = Diagnosis.attach(
         new KubeError.Transport({ reason: "Credentials", request, cause: new Error(`exec: "token": "${token}"`) }),
         {}
       )
       for (const e of [unauthorized, transport, credentials]) {
-        assert.isTrue(KubeError.isDiagnosed(e))
+        assert.isTrue(Diagnosis.isDiagnosed(e))
         assert.notInclude(e.message, token)
       }
     }
   )
 
   it("KubeError.find digs the diagnosed error out of wrappers and Causes", () => {
-    const diagnosed = KubeError.fromStatus({ code: 401, reason: "Unauthorized" }, {
+    const diagnosed = KubeStatus.toError({ code: 401, reason: "Unauthorized" }, {
       request: { method: "GET", path: "/api/v1/pods" }
     })
-    const plain = KubeError.fromStatus({ code: 500, message: "boom" })
+    const plain = KubeStatus.toError({ code: 500, message: "boom" })
     const wrapped = { _tag: "ManagerError", cause: { _tag: "SourceFailed", cause: diagnosed } }
     assert.strictEqual(KubeError.find(wrapped), diagnosed)
     assert.strictEqual(KubeError.find(Cause.fail(plain)), plain)

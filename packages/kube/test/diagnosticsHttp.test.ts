@@ -11,9 +11,9 @@ import * as net from "node:net"
 import * as tls from "node:tls"
 import { parse, stringify } from "yaml"
 import * as Cache from "../src/Cache.js"
+import * as Diagnosis from "../src/Diagnosis.js"
 import * as Kube from "../src/Kube.js"
 import * as KubeClient from "../src/KubeClient.js"
-import * as KubeError from "../src/KubeError.js"
 import * as Resource from "../src/Resource.js"
 import { makeEnv } from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
@@ -134,6 +134,6 @@ layer(TestLayer, { excludeTestServices: true })("diagnostics over HTTPS", (it) =
       assert.strictEqual(error._tag, "Forbidden")
       assert.include(error.message, "may not list configmaps at the cluster scope (403 Forbidden)")
       assert.include(error.message, "{apiGroups: [\"\"], resources: [configmaps], verbs: [list]}")
-      assert.deepStrictEqual(KubeError.isDiagnosed(error) ? error.diagnosis.problem : undefined, "Forbidden")
+      assert.deepStrictEqual(Diagnosis.isDiagnosed(error) ? error.diagnosis.problem : undefined, "Forbidden")
     }))
 })

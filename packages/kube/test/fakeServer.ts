@@ -8,6 +8,7 @@
  */
 import { Effect, PubSub, Stream } from "effect"
 import * as KubeError from "../src/KubeError.js"
+import * as KubeStatus from "../src/KubeStatus.js"
 import type * as Watcher from "../src/Watcher.js"
 
 export interface Obj {
@@ -41,11 +42,11 @@ export const makeFakeServer = Effect.gen(function*() {
   const live = yield* PubSub.unbounded<Change | "drop" | "break">()
   let watchesOpened = 0
 
-  const gone = () => new KubeError.Gone({ status: { code: 410, reason: "Expired", message: "too old" } } as never)
-  const serverError = () => new KubeError.ServerError({ status: { code: 500, message: "injected" } } as never)
+  const gone = () => new KubeError.Gone({ status: { code: 410, reason: "Expired", message: "too old" } })
+  const serverError = () => new KubeError.ServerError({ status: { code: 500, message: "injected" } })
   const broken = () => new KubeError.Transport({ reason: "Response", cause: new Error("socket hang up") })
   const tooLarge = (from: number) =>
-    KubeError.fromStatus({
+    KubeStatus.toError({
       code: 504,
       reason: "Timeout",
       message: `Too large resource version: ${from}, current: ${rv}`,

@@ -47,7 +47,7 @@ const GreetingV2 = Resource.custom({
   scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas" }
 })
 
-const GreetingController = KubeController.layer({
+const GreetingController = KubeController.make({
   name: "greeting",
   for: GreetingV2,
   owns: [Resource.ConfigMap, MetadataOnly.make(Resource.Deployment)],
@@ -58,9 +58,9 @@ const GreetingController = KubeController.layer({
     { resource: Resource.Pod, subresource: "log", verbs: ["get"] },
     { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["get"], resourceNames: ["default"] }
   ]
-}).pipe(KubeController.provide(EventRecorder.layer({ controller: "example.com/greeting" })))
+})
 
-const NamespaceController = KubeController.layer({
+const NamespaceController = KubeController.make({
   name: "namespaces",
   for: Resource.Namespace,
   reconcile: () => Effect.void
@@ -87,35 +87,42 @@ const errorOf = (o: Operator.Operator<any, any>, options?: Manifests.Options): M
   Effect.runSync(Effect.flip(Manifests.generate(o, options)))
 
 describe("KubeController declarations", () => {
-  it("a controller Layer carries what it declares, and KubeController.provide keeps it", () => {
-    const d = KubeController.declaration(GreetingController)
-    assert.isTrue(d._tag === "Some")
-    if (d._tag !== "Some") return
-    assert.strictEqual(d.value.name, "greeting")
-    assert.strictEqual(d.value.for, GreetingV2)
-    assert.deepStrictEqual(d.value.owns.map((r) => r.plural), ["configmaps", "deployments"])
-    assert.deepStrictEqual(d.value.watches, [Resource.Secret])
-    assert.strictEqual(d.value.rbac.length, 3)
+  it("a controller is a value that carries what it declares", () => {
+    assert.isTrue(KubeController.isKubeController(GreetingController))
+    assert.strictEqual(GreetingController.name, "greeting")
+    assert.strictEqual(GreetingController.for, GreetingV2)
+    assert.deepStrictEqual(GreetingController.owns.map((r) => r.plural), ["configmaps", "deployments"])
+    assert.deepStrictEqual(GreetingController.watches, [Resource.Secret])
+    assert.strictEqual(GreetingController.rbac.length, 3)
   })
 
-  it("Layer.provide makes a Layer without the declaration: generate says how to keep it", () => {
-    const plain = KubeController.layer({ name: "cm", for: Resource.ConfigMap, reconcile: () => Effect.void }).pipe(
-      Layer.provide(EventRecorder.layer({ controller: "example.com/cm" }))
+  it("the Operator gets the declarations from the values, whatever Layer runs them", () => {
+    // the controllers' Layers built with ordinary Layer functions: a service provided to one, merged with another
+    const layer = Layer.mergeAll(
+      KubeController.layer(GreetingController).pipe(
+        Layer.provide(EventRecorder.layer({ controller: "example.com/greeting" }))
+      ),
+      KubeController.layer(NamespaceController)
     )
-    assert.strictEqual(KubeController.declaration(plain)._tag, "None")
-    const error = errorOf(Operator.make({ name: "cm-operator", controllers: [plain] }))
-    assert.strictEqual(error.reason, "UndeclaredController")
-    assert.match(error.message, /controller #1 .* KubeController\.provide/)
-    // withDeclaration attaches one
-    const declared = KubeController.withDeclaration(plain, {
-      name: "cm",
-      for: Resource.ConfigMap,
-      owns: [],
-      watches: [],
-      namespace: undefined,
-      rbac: []
+    const composed = Operator.make({
+      name: "greeting-operator",
+      resources: [GreetingV1, GreetingV2],
+      controllers: [GreetingController, NamespaceController],
+      rules: [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list"] }],
+      layer
     })
-    assert.deepStrictEqual(Manifests.rules(Operator.make({ name: "cm-operator", controllers: [declared] }))[0], {
+    assert.strictEqual(composed.layer, layer, "the operator runs the Layer it is given")
+    assert.deepStrictEqual(Manifests.rules(composed), Manifests.rules(operator))
+    assert.deepStrictEqual(objectsOf(composed), objectsOf(operator))
+  })
+
+  it("a controller made otherwise is declared with a plain Declaration beside the Layer that runs it", () => {
+    const declared = Operator.make({
+      name: "cm-operator",
+      controllers: [{ name: "cm", for: Resource.ConfigMap, owns: [], watches: [], namespace: undefined, rbac: [] }],
+      layer: Layer.empty
+    })
+    assert.deepStrictEqual(Manifests.rules(declared)[0], {
       apiGroups: [""],
       resources: ["configmaps"],
       verbs: ["get", "list", "watch", "patch"]
@@ -149,7 +156,7 @@ describe("Manifests.rules", () => {
       const chosen = picked.map((i) => all[i]!)
       const controllers = (resources: ReadonlyArray<Resource.Resource<any>>) =>
         resources.map((r, i) =>
-          KubeController.layer({
+          KubeController.make({
             name: `c${i}`,
             for: r,
             // what a controller owns depends on its resource alone, not on the order
@@ -189,8 +196,8 @@ describe("Manifests.rules merging", () => {
         ...(e.subresource === "" ? {} : { subresource: e.subresource }),
         verbs: e.verbs
       }))
-      const base = KubeController.layer({ name: "c", for: Resource.Namespace, reconcile: () => Effect.void })
-      const withRbac = KubeController.layer({
+      const base = KubeController.make({ name: "c", for: Resource.Namespace, reconcile: () => Effect.void })
+      const withRbac = KubeController.make({
         name: "c",
         for: Resource.Namespace,
         reconcile: () => Effect.void,

@@ -21,6 +21,7 @@ import {
   makeEnv,
   serverApply
 } from "./support/env.js"
+import { TestManager } from "./support/manager.js"
 
 // every request the client makes, as given to Kube (to read its Accept header)
 const sent: Array<Kube.Request> = []
@@ -68,12 +69,12 @@ const ConfigMapMeta = MetadataOnly.make(Resource.ConfigMap)
 
 describe("MetadataOnly (no server)", () => {
   plainIt("the module's example compiles: owns takes a metadata-only resource", () => {
-    const Controller = KubeController.layer({
+    const Controller = KubeController.layer(KubeController.make({
       name: "webapp",
       for: Resource.ConfigMap,
       owns: [MetadataOnly.make(Resource.Deployment)],
       reconcile: (_configMap) => Effect.void
-    })
+    }))
     assert.isTrue(Layer.isLayer(Controller))
   })
 
@@ -248,7 +249,7 @@ layer(TestLayer, { excludeTestServices: true })("MetadataOnly over HTTP", (it) =
         owns: [ConfigMapMeta],
         reconcileRequest: (request) => Effect.sync(() => void seen.push(request.name)),
         options: { maxConcurrentReconciles: 1 }
-      }).pipe(Effect.provideService(Cache.Cache, cache))
+      }).pipe(KubeController.start, Effect.provide(TestManager), Effect.provideService(Cache.Cache, cache))
       yield* eventually(check(() => assert.include(seen, "owner")))
       const owned = yield* cache.get(ConfigMapMeta, "child", { namespace: ns })
       assert.isUndefined((owned as { data?: unknown }).data)

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import * as internal from "./internal/registry.js"
+import * as internal from "./internal/resourceType.js"
 
 /**
  * A served group/version/resource.
@@ -22,7 +22,8 @@ export interface ResourceType {
   readonly singular: string
   readonly kind: string
   readonly listKind: string
-  readonly namespaced: boolean
+  /** Whether objects live in a namespace (`"Namespaced"`) or not (`"Cluster"`). */
+  readonly scope: Scope
   readonly shortNames: ReadonlyArray<string>
   readonly categories: ReadonlyArray<string>
   /** Whether the kind has a `/status` subresource. */
@@ -54,6 +55,15 @@ export interface ResourceType {
    */
   readonly selectableFields?: ReadonlyArray<string> | undefined
 }
+
+/**
+ * Whether a kind's objects live in a namespace: the values of a CustomResourceDefinition's `spec.scope`, the same
+ * vocabulary as `@reconcile/kube`'s `Resource.Scope`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Scope = "Namespaced" | "Cluster"
 
 /**
  * The paths behind a `/scale` subresource, as a CRD's `subresources.scale` declares them (JSON paths such as

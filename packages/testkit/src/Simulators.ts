@@ -12,8 +12,6 @@
  *   Recreate, pause, revision history (`kubectl rollout status|history|undo`
  *   work), Deployment and ReplicaSet `status` with upstream conditions.
  *   `TestApiServer` runs it by default (`controllers: false` turns it off).
- * - {@link deploymentStatus}: the same manager, under its former name (its
- *   `delay` is the Pods' readiness delay).
  * - Namespace deletion removing the namespace's objects, and garbage
  *   collection through ownerReferences, are built into the cluster
  *   (synchronous, see `TestCluster.Options.namespaceLifecycle`).
@@ -89,39 +87,6 @@ export const layerControllerManager = (options?: ControllerManagerOptions): Laye
  * @category utils
  */
 export const podTemplateHash: (template: unknown) => string = (template) => internal.computeHash(template)
-
-/**
- * Options of {@link deploymentStatus}.
- *
- * @since 0.1.0
- * @category models
- */
-export interface DeploymentStatusOptions {
-  /** Time from a Pod's creation to Ready, hence from a spec change to the status reporting it (default 1 second). */
-  readonly delay?: Duration.Input | undefined
-}
-
-/**
- * The {@link controllerManager} under its former name: a Deployment's status
- * follows its spec once its Pods are Ready, `delay` after they are created
- * (`observedGeneration`, `replicas`, `updatedReplicas`, `readyReplicas`,
- * `availableReplicas`, `Available` and `Progressing` conditions).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const deploymentStatus = (
-  options: DeploymentStatusOptions = {}
-): Effect.Effect<void, never, TestCluster | Scope.Scope> => controllerManager({ podReadyDelay: options.delay })
-
-/**
- * {@link deploymentStatus} as a Layer.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerDeploymentStatus = (options?: DeploymentStatusOptions): Layer.Layer<never, never, TestCluster> =>
-  Layer.effectDiscard(deploymentStatus(options))
 
 /**
  * Options of {@link kubelet}.

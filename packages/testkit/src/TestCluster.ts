@@ -35,12 +35,13 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import * as Path from "node:path"
 import type { ApiError } from "./ApiError.js"
-import * as persistence from "./internal/persistence.js"
+import * as Persistence from "./internal/persistence.js"
 import * as internal from "./internal/testCluster.js"
 import type { KubeObject, ObjectList, WatchEvent } from "./KubeObject.js"
 import type { ResourceType } from "./ResourceType.js"
@@ -414,7 +415,30 @@ export class TestClusterStorageError extends Data.TaggedError("TestClusterStorag
 export const makeWithData: (
   options: DataOptions
 ) => Effect.Effect<TestCluster.Service, TestClusterStorageError, Scope.Scope> = (options) =>
-  persistence.makeWithData(options)
+  Effect.gen(function*() {
+    const opened = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => Persistence.open(options.dataDir),
+        catch: (e) => {
+          const f = Persistence.classify(Path.resolve(options.dataDir, Persistence.FILE), e)
+          return new TestClusterStorageError({ reason: f.reason, path: f.path, detail: f.detail })
+        }
+      }),
+      (o) => Effect.sync(() => o.journal.close())
+    )
+    const service = yield* internal.make(options, opened)
+    const startupError = internal.coreOf(service).startupError
+    if (startupError !== undefined) {
+      return yield* Effect.fail(
+        new TestClusterStorageError({
+          reason: "Corrupt",
+          path: opened.path,
+          detail: startupError.status.message ?? "restore failed"
+        })
+      )
+    }
+    return service
+  })
 
 /**
  * {@link makeWithData} as a Layer: the database is closed when the Layer is released.
@@ -423,4 +447,4 @@ export const makeWithData: (
  * @category layers
  */
 export const layerWithData = (options: DataOptions): Layer.Layer<TestCluster, TestClusterStorageError> =>
-  Layer.effect(TestCluster, persistence.makeWithData(options))
+  Layer.effect(TestCluster, makeWithData(options))

@@ -1,21 +1,19 @@
 /**
- * `@reconcile/kube`'s `KubeClient` served in-process by a {@link TestCluster.TestCluster}:
- * no HTTP, no TLS, no sockets, so controller tests run in milliseconds and
- * `TestClock` drives everything (fault latency, watch timeouts, bookmarks,
- * retries, request timeouts).
+ * `@reconcile/kube`'s one `KubeClient`, served in process by a
+ * {@link TestCluster.TestCluster}: no sockets, no TLS, so controller tests
+ * run in milliseconds and `TestClock` drives everything (fault latency, watch
+ * timeouts, bookmarks, retries, request timeouts).
  *
- * It behaves like `KubeClient.layer` over `TestApiServer`, request for
- * request: it routes by the resource descriptor as the server routes the URL
- * (`group`/`version`/`plural`, namespace, name, `/status`), hands the cluster
- * the same JSON (objects encoded with `resource.encode`, then through JSON),
- * decodes answers with `resource.decode`, and fails with the `KubeError` that
- * `KubeError.fromStatus` makes of the same `metav1.Status` (with the same
- * `request` method and path). Watches yield the same `WatchEvent`s:
- * bookmarks, `Error` events (410 → `Gone`), `Undecodable` for objects that do
- * not decode. Faults (`Faults`) apply as over HTTP: a dropped watch fails with
- * `Transport`, a garbled watch yields an `Undecodable` element. Transient
- * failures are retried with the HTTP client's rules (on Effect's `Clock`);
- * `retry: { times: 0 }` turns that off.
+ * It is not a second client: it is `KubeClient.make` over `Kube.fromHttpClient`
+ * with an `HttpClient` that the test server's own request handler answers in
+ * the calling fiber — the same routing, field validation, Status bodies,
+ * `Warning` headers and watch lines as `TestApiServer` over HTTPS, parsed by
+ * the same error mapping and watch decoder, with the same retries (on
+ * Effect's `Clock`; `retry: { times: 0 }` turns them off) and request
+ * timeouts. Faults (`Faults`) apply as over HTTPS: a dropped watch fails with
+ * `Transport`, a garbled watch yields an `Undecodable` element. The
+ * differences from a socket: diagnoses name no server address, and the
+ * handler's clock is the calling fiber's.
  *
  * @example
  * ```ts
@@ -34,7 +32,7 @@
  *
  * @since 0.1.0
  */
-import type * as Kube from "@reconcile/kube/Kube"
+import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -94,6 +92,17 @@ export const layer: Layer.Layer<KubeClient.KubeClient, never, TestCluster.TestCl
  */
 export const layerWith = (options: Options): Layer.Layer<KubeClient.KubeClient, never, TestCluster.TestCluster> =>
   Layer.effect(KubeClient.KubeClient, internal.make(options))
+
+/**
+ * The `Kube` connection under the client: `Kube.fromHttpClient` over the
+ * in-process handler, for code that issues raw `Kube.request`s or builds its
+ * own `KubeClient`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerKube = (options?: Options): Layer.Layer<Kube.Kube, never, TestCluster.TestCluster> =>
+  Layer.effect(Kube.Kube, internal.makeKube(options))
 
 /**
  * A fresh {@link TestCluster.TestCluster} and a `KubeClient` over it, both

@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import { Simulators, TestCluster } from "../src/index.js"
 import { deployment, ref } from "./support/fixtures.js"
 
-describe("Simulators.deploymentStatus (the controller manager)", () => {
+describe("Simulators.controllerManager", () => {
   // v4: it.effect is scoped (it.scoped is gone)
   it.effect("status follows spec.replicas after the delay (TestClock)", () =>
     Effect.gen(function*() {
@@ -27,7 +27,7 @@ describe("Simulators.deploymentStatus (the controller manager)", () => {
       assert.strictEqual(scaled.status.replicas, 5)
     }).pipe(
       Effect.provide(
-        Simulators.layerDeploymentStatus({ delay: "5 seconds" }).pipe(Layer.provideMerge(TestCluster.layer))
+        Simulators.layerControllerManager({ podReadyDelay: "5 seconds" }).pipe(Layer.provideMerge(TestCluster.layer))
       )
     ))
 })

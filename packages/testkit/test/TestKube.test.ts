@@ -1,12 +1,15 @@
 /**
- * TestKube: kube's KubeClient served in-process by a TestCluster.
+ * TestKube: kube's one KubeClient over the test server's request handler, in process.
  *
- * Conformance: one script of requests (CRUD, conflicts, patches of every type, status, finalizers, lists, custom
- * resources, watches, faults) runs through the real HTTP client over TestApiServer and through TestKube; the two
- * traces of results and errors must be equal. Then what only the in-process client can do: everything on the
- * TestClock, including a KubeController over the shared Cache.
+ * The scenarios: one script of requests (CRUD, conflicts, patches of every type, status, finalizers, lists, custom
+ * resources, watches, faults) and what each answers. The script runs over both carriers of the same client — HTTPS
+ * to TestApiServer and the in-process transport — and the two traces must be equal (the transport adds nothing and
+ * loses nothing). Then what only the in-process transport can do: everything on the TestClock, including a
+ * KubeController over the shared Cache.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as LeaderElection from "@reconcile/core/LeaderElection"
+import * as Manager from "@reconcile/core/Manager"
 import * as Cache from "@reconcile/kube/Cache"
 import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
@@ -17,6 +20,9 @@ import * as Undecodable from "@reconcile/kube/Undecodable"
 import { Duration, Effect, Fiber, Layer, Result, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Faults, TestApiServer, TestCluster, TestKube } from "../src/index.js"
+
+/** The Manager controllers run under: no endpoint, always the leader. */
+const TestManager = Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader), Layer.orDie)
 
 const WebApp = Resource.custom({
   group: "example.com",
@@ -270,7 +276,10 @@ const script = Effect.gen(function*() {
   )
   yield* step(
     "unknown resource",
-    client.get(Resource.make({ group: "nope.io", version: "v1", kind: "Nope", plural: "nopes", namespaced: true }), "x")
+    client.get(
+      Resource.make({ group: "nope.io", version: "v1", kind: "Nope", plural: "nopes", scope: "Namespaced" }),
+      "x"
+    )
   )
 
   // watches
@@ -338,8 +347,8 @@ const overHttp = Layer.mergeAll(
 
 const inProcess = Faults.layer.pipe(Layer.provideMerge(TestKube.layerWithCluster({ retry: fast })))
 
-describe("TestKube conformance", () => {
-  it.live("the same requests give the same answers and errors over HTTP and in-process", () =>
+describe("TestKube: the one client in process", () => {
+  it.live("the scenarios answer as they do over HTTPS (one client, two transports)", () =>
     Effect.gen(function*() {
       const http = yield* Effect.provide(script, overHttp)
       const local = yield* Effect.provide(script, inProcess)
@@ -473,7 +482,7 @@ describe("TestKube on the TestClock", () => {
         reconcile: (object: Resource.ConfigMap) =>
           Effect.sync(() => void seen.push(`${object.metadata?.name}=${object.data?.v}`)),
         onUndecodable: Undecodable.terminal
-      })
+      }).pipe(KubeController.start, Effect.provide(TestManager))
       const cache = yield* Cache.Cache
       yield* cache.waitForSync
       yield* settle

@@ -285,6 +285,76 @@ describe("controller manager", () => {
     }).pipe(Effect.provide(Env("1 second"))))
 })
 
+const replicaSet = (name: string, replicas: number) => ({
+  apiVersion: "apps/v1",
+  kind: "ReplicaSet",
+  metadata: { name, namespace: "default" },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: "c", image: "busybox" }] } }
+  }
+})
+
+const controlledBy = (pods: ReadonlyArray<any>, owner: any) =>
+  pods.filter((p) => p.metadata.ownerReferences?.find((o: any) => o.controller === true)?.uid === owner.metadata.uid)
+
+describe("controller manager: a ReplicaSet's Pods are those it controls now", () => {
+  it.effect("a Pod whose controller changes counts for its new ReplicaSet, which scales down; the old one replaces it", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.TestCluster
+      const a: any = yield* cluster.create(replicaSet("a", 2) as any)
+      const b: any = yield* cluster.create(replicaSet("b", 1) as any)
+      yield* settle
+      const moved = controlledBy(yield* pods(cluster), a)[0]
+      yield* cluster.patch(ref(moved), {
+        type: "merge",
+        patch: {
+          metadata: {
+            ownerReferences: [{
+              apiVersion: "apps/v1",
+              kind: "ReplicaSet",
+              name: "b",
+              uid: b.metadata.uid,
+              controller: true
+            }]
+          }
+        }
+      })
+      yield* settle
+      // b synced (the Pod's new controller): two Pods, one goes
+      assert.strictEqual(controlledBy(yield* pods(cluster), b).length, 1)
+      // a is synced on its next change (as before: a Pod's change syncs its new controller only)
+      yield* cluster.patch(ref(a), { type: "merge", patch: { metadata: { labels: { touched: "yes" } } } })
+      yield* settle
+      const now = yield* pods(cluster)
+      assert.strictEqual(controlledBy(now, a).length, 2)
+      assert.strictEqual(controlledBy(now, b).length, 1)
+      assert.notInclude(controlledBy(now, a).map((p) => p.metadata.name), moved.metadata.name)
+      assert.strictEqual(now.length, 3)
+      const rs = (name: string) =>
+        cluster.get({ apiVersion: "apps/v1", kind: "ReplicaSet", namespace: "default", name })
+      assert.strictEqual(((yield* rs("a")) as any).status.replicas, 2)
+      assert.strictEqual(((yield* rs("b")) as any).status.replicas, 1)
+    }).pipe(Effect.provide(Env("1 second"))))
+
+  it.effect("a Pod being deleted (held by a finalizer) no longer counts: a replacement is created", () =>
+    Effect.gen(function*() {
+      const cluster = yield* TestCluster.TestCluster
+      const a: any = yield* cluster.create(replicaSet("a", 2) as any)
+      yield* settle
+      const held = (yield* pods(cluster))[0]
+      yield* cluster.patch(ref(held), { type: "merge", patch: { metadata: { finalizers: ["example.com/hold"] } } })
+      yield* cluster.delete(ref(held))
+      yield* settle
+      const now = yield* pods(cluster)
+      assert.strictEqual(controlledBy(now, a).length, 3)
+      assert.strictEqual(now.filter((p) => p.metadata.deletionTimestamp === undefined).length, 2)
+      const rs: any = yield* cluster.get({ apiVersion: "apps/v1", kind: "ReplicaSet", namespace: "default", name: "a" })
+      assert.strictEqual(rs.status.replicas, 2)
+    }).pipe(Effect.provide(Env("1 second"))))
+})
+
 describe("controller manager under kube's KubeClient (TestKube)", () => {
   it.effect("a Deployment created through KubeClient is Available once its Pods' delay has passed", () =>
     Effect.gen(function*() {

@@ -7,6 +7,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Arbitrary, Effect, Schema } from "effect"
 import { TestApiServer } from "../src/index.js"
 import { decode, encode } from "../src/internal/protobuf/codec.js"
+import { type Field, listWrappers, messages } from "../src/internal/protobuf/descriptors.generated.js"
 import {
   decodeObject,
   encodeObject,
@@ -16,7 +17,6 @@ import {
   watchFrame,
   wrap
 } from "../src/internal/protobuf/envelope.js"
-import { type Field, listWrappers, messages } from "../src/internal/protobuf/table.js"
 import { PROTO, request } from "./support/https.js"
 
 type Obj = Record<string, any>

@@ -21,7 +21,7 @@ const rt = (schema: Obj): ResourceType => ({
   singular: "widget",
   kind: "Widget",
   listKind: "WidgetList",
-  namespaced: true,
+  scope: "Namespaced",
   shortNames: [],
   categories: [],
   hasStatus: true,

@@ -6,9 +6,9 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestApiServer, TestCluster } from "../src/index.js"
-import * as Table from "../src/internal/http/table.js"
 import { tableColumns } from "../src/internal/http/tableColumns.generated.js"
-import { builtins, fromCrd } from "../src/internal/registry.js"
+import * as Table from "../src/internal/http/tableResponse.js"
+import { builtins, fromCrd } from "../src/internal/resourceType.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as Kubectl from "./support/kubectl.js"
 
@@ -312,7 +312,7 @@ describe("table columns", () => {
     Table.table(builtins.find((t) => t.group === group && t.plural === plural)!, [], {}, "None", 0).columnDefinitions
 
   it("a built-in kind's columns are upstream's, full documentation and an empty format included", () => {
-    // the kinds whose cells table.ts prints, and one of kindTables.ts'
+    // the kinds whose cells tableResponse.ts prints, and one of kindTables.ts'
     for (
       const [group, plural] of [["", "configmaps"], ["", "secrets"], ["", "pods"], ["apps", "deployments"], [
         "",

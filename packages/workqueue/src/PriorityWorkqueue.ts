@@ -22,13 +22,11 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/priorityWorkqueue.js"
 import * as Workqueue from "./Workqueue.js"
-import type { WorkqueueShutdown } from "./WorkqueueError.js"
 
 /**
  * The priority for objects from the initial list and resync updates
@@ -59,14 +57,7 @@ export declare namespace PriorityWorkqueue {
    * @since 0.1.0
    * @category models
    */
-  export interface AddOptions {
-    /** Delay before the key becomes ready. */
-    readonly after?: Duration.Input | undefined
-    /** Use the rate limiter's delay (the smaller one wins when `after` is also given). */
-    readonly rateLimited?: boolean | undefined
-    /** Priority, default 0; higher is served first. */
-    readonly priority?: number | undefined
-  }
+  export interface AddOptions extends internal.AddOptions {}
 
   /**
    * A key handed out by `takeWithPriority`, with the priority it was queued at.
@@ -74,21 +65,16 @@ export declare namespace PriorityWorkqueue {
    * @since 0.1.0
    * @category models
    */
-  export interface Taken {
-    readonly key: string
-    readonly priority: number
-  }
+  export interface Taken extends internal.Taken {}
 
   /**
+   * A `Workqueue` that also adds with a priority (`addWithOptions`) and reports the priority of what it hands out
+   * (`takeWithPriority`).
+   *
    * @since 0.1.0
    * @category models
    */
-  export interface Service extends Workqueue.Workqueue.Service {
-    /** Adds `key` with a delay, rate limiting and/or a priority. */
-    readonly addWithOptions: (key: string, options?: AddOptions) => Effect.Effect<void>
-    /** Like `take`, and also reports the key's priority. */
-    readonly takeWithPriority: Effect.Effect<Taken, WorkqueueShutdown>
-  }
+  export interface Service extends Workqueue.Workqueue.Service, internal.Service {}
 }
 
 /**

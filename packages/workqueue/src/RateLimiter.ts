@@ -17,13 +17,14 @@
  * Durations are clamped: negative or NaN inputs count as zero.
  *
  * **A limiter to make.** Every place that takes a limiter (`Workqueue.make`,
- * `PriorityWorkqueue.make`, `Controller` options, {@link layer}) takes the same
- * type, {@link Make}: an Effect that creates a limiter with fresh state each
- * time it runs. The limiter a queue or controller uses is, in order: its
- * `rateLimiter` option; the {@link Maker} provided by a Layer ({@link layer}),
- * run once per queue, so that every queue and controller has its own state;
- * a {@link RateLimiter} instance provided by a Layer (shared by whatever uses
- * it); the queue's default.
+ * `PriorityWorkqueue.make`, `Controller` options, {@link layerMaker}) takes the
+ * same type, {@link Make}: an Effect that creates a limiter with fresh state
+ * each time it runs. The limiter a queue or controller uses is, in order: its
+ * `rateLimiter` option; the {@link Maker} setting (a `Context.Reference`, set by
+ * {@link layerMaker}), run once per queue, so that every queue and controller
+ * has its own state; the queue's default ({@link controllerDefault}, or
+ * {@link priorityDefault} for the priority queue). To share one limiter's state
+ * between queues, make it once and set `Effect.succeed(limiter)` as the maker.
  *
  * @since 0.1.0
  */
@@ -35,34 +36,20 @@ import * as internal from "./internal/rateLimiter.js"
 import type { InvalidRateLimiterOptions } from "./WorkqueueError.js"
 
 /**
- * The rate limiter service: a limiter instance. One provided by a Layer is
- * used by every queue and controller without a `rateLimiter` option and
- * without a {@link Maker} in context, and then its state is **shared** by all
- * of them; {@link layer} (a maker) gives each its own.
+ * A rate limiter: per-key failure counts and the delays they give. A limiter
+ * made by a constructor of this module has fresh state; the queues and
+ * controllers given the same instance share it.
  *
  * @since 0.1.0
- * @category tags
+ * @category models
  */
-export class RateLimiter
-  extends Context.Service<RateLimiter, RateLimiter.Service>()("@reconcile/workqueue/RateLimiter")
-{}
-
-/**
- * @since 0.1.0
- */
-export declare namespace RateLimiter {
-  /**
-   * @since 0.1.0
-   * @category models
-   */
-  export interface Service {
-    /** Records a failure of `key` and returns how long it must wait. */
-    readonly when: (key: string) => Effect.Effect<Duration.Duration>
-    /** Forgets the failures of `key`. */
-    readonly forget: (key: string) => Effect.Effect<void>
-    /** Number of failures recorded for `key`. */
-    readonly numRequeues: (key: string) => Effect.Effect<number>
-  }
+export interface RateLimiter {
+  /** Records a failure of `key` and returns how long it must wait. */
+  readonly when: (key: string) => Effect.Effect<Duration.Duration>
+  /** Forgets the failures of `key`. */
+  readonly forget: (key: string) => Effect.Effect<void>
+  /** Number of failures recorded for `key`. */
+  readonly numRequeues: (key: string) => Effect.Effect<number>
 }
 
 /**
@@ -81,18 +68,23 @@ export declare namespace RateLimiter {
  * @since 0.1.0
  * @category models
  */
-export type Make = Effect.Effect<RateLimiter.Service, InvalidRateLimiterOptions>
+export type Make = Effect.Effect<RateLimiter, InvalidRateLimiterOptions>
 
 /**
- * The service a Layer provides to choose the limiter that queues and
- * controllers make for themselves when their options name none (see
- * {@link layer}). It holds a {@link Make}, not an instance: each queue runs it,
- * so no two queues share failure counts.
+ * The limiter that queues and controllers make for themselves when their
+ * options name none: a {@link Make}, not an instance, so each queue runs it
+ * and no two queues share failure counts. A `Context.Reference` whose default,
+ * `undefined`, means the queue's own default ({@link controllerDefault} for the
+ * FIFO queue, {@link priorityDefault} for the priority queue); set it with
+ * {@link layerMaker}.
  *
  * @since 0.1.0
- * @category tags
+ * @category references
  */
-export class Maker extends Context.Service<Maker, Make>()("@reconcile/workqueue/RateLimiter/Maker") {}
+export const Maker: Context.Reference<Make | undefined> = Context.Reference<Make | undefined>(
+  "@reconcile/workqueue/RateLimiter/Maker",
+  { defaultValue: () => undefined }
+)
 
 /**
  * Options of {@link exponential}.
@@ -141,7 +133,7 @@ export interface FastSlowOptions {
  * @since 0.1.0
  * @category constructors
  */
-export const exponential: (options: ExponentialOptions) => Effect.Effect<RateLimiter.Service> = internal.exponential
+export const exponential: (options: ExponentialOptions) => Effect.Effect<RateLimiter> = internal.exponential
 
 /**
  * An overall token bucket shared by all keys: the first `burst` calls get no
@@ -151,8 +143,7 @@ export const exponential: (options: ExponentialOptions) => Effect.Effect<RateLim
  * @since 0.1.0
  * @category constructors
  */
-export const bucket: (options: BucketOptions) => Effect.Effect<RateLimiter.Service, InvalidRateLimiterOptions> =
-  internal.bucket
+export const bucket: (options: BucketOptions) => Effect.Effect<RateLimiter, InvalidRateLimiterOptions> = internal.bucket
 
 /**
  * `fast` for the first `maxFast` failures of a key, `slow` afterwards.
@@ -160,7 +151,7 @@ export const bucket: (options: BucketOptions) => Effect.Effect<RateLimiter.Servi
  * @since 0.1.0
  * @category constructors
  */
-export const fastSlow: (options: FastSlowOptions) => Effect.Effect<RateLimiter.Service, InvalidRateLimiterOptions> =
+export const fastSlow: (options: FastSlowOptions) => Effect.Effect<RateLimiter, InvalidRateLimiterOptions> =
   internal.fastSlow
 
 /**
@@ -180,8 +171,8 @@ export const fastSlow: (options: FastSlowOptions) => Effect.Effect<RateLimiter.S
  * @category combinators
  */
 export const maxOf = <E, R>(
-  ...limiters: ReadonlyArray<Effect.Effect<RateLimiter.Service, E, R>>
-): Effect.Effect<RateLimiter.Service, E, R> => Effect.map(Effect.all(limiters), internal.maxOf)
+  ...limiters: ReadonlyArray<Effect.Effect<RateLimiter, E, R>>
+): Effect.Effect<RateLimiter, E, R> => Effect.map(Effect.all(limiters), internal.maxOf)
 
 /**
  * Caps the delays of a limiter at `max`.
@@ -190,9 +181,9 @@ export const maxOf = <E, R>(
  * @category combinators
  */
 export const withMaxWait = <E, R>(
-  limiter: Effect.Effect<RateLimiter.Service, E, R>,
+  limiter: Effect.Effect<RateLimiter, E, R>,
   max: Duration.Input
-): Effect.Effect<RateLimiter.Service, E, R> => Effect.map(limiter, (l) => internal.withMaxWait(l, max))
+): Effect.Effect<RateLimiter, E, R> => Effect.map(limiter, (l) => internal.withMaxWait(l, max))
 
 /**
  * controller-runtime's default for the FIFO queue:
@@ -201,7 +192,7 @@ export const withMaxWait = <E, R>(
  * @since 0.1.0
  * @category constructors
  */
-export const controllerDefault: Effect.Effect<RateLimiter.Service> = maxOf(
+export const controllerDefault: Effect.Effect<RateLimiter> = maxOf(
   exponential({ base: "5 millis", max: "1000 seconds" }),
   Effect.orDie(bucket({ perSecond: 10, burst: 100 }))
 )
@@ -212,37 +203,39 @@ export const controllerDefault: Effect.Effect<RateLimiter.Service> = maxOf(
  * @since 0.1.0
  * @category constructors
  */
-export const priorityDefault: Effect.Effect<RateLimiter.Service> = exponential({
+export const priorityDefault: Effect.Effect<RateLimiter> = exponential({
   base: "5 millis",
   max: "1000 seconds"
 })
 
 /**
- * A Layer that makes every queue and controller without a `rateLimiter` option
- * use a limiter made by `make` — each one its own, with fresh state.
+ * A Layer that sets the {@link Maker}: every queue and controller without a
+ * `rateLimiter` option makes its limiter with `make` — each one its own, with
+ * fresh state.
  *
  * @example
  * ```ts
  * import { RateLimiter } from "@reconcile/workqueue"
  *
- * const Limits = RateLimiter.layer(RateLimiter.exponential({ base: "1 second", max: "5 minutes" }))
+ * const Limits = RateLimiter.layerMaker(RateLimiter.exponential({ base: "1 second", max: "5 minutes" }))
  * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (make: Make): Layer.Layer<Maker> => Layer.succeed(Maker, make)
+export const layerMaker = (make: Make): Layer.Layer<never> => Layer.succeed(Maker, make)
 
 /**
  * Resolves the limiter of a queue or controller: `option` (a {@link Make},
- * run now, or an instance, used as is); else the {@link Maker} from context,
- * run now; else the {@link RateLimiter} instance from context; else `orElse`,
- * run now. Invalid limiter options become a defect.
+ * run now, or an instance, used as is); else the {@link Maker} setting, run
+ * now; else `orElse`, run now. Invalid limiter options become a defect.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const resolve = (
-  option: Make | RateLimiter.Service | undefined,
-  orElse: Make
-): Effect.Effect<RateLimiter.Service> => Effect.orDie(internal.resolve(option, orElse, Maker, RateLimiter))
+export const resolve = (option: Make | RateLimiter | undefined, orElse: Make): Effect.Effect<RateLimiter> =>
+  Effect.orDie(
+    option !== undefined
+      ? internal.isRateLimiter(option) ? Effect.succeed(option) : option
+      : Effect.flatMap(Maker, (make) => make ?? orElse)
+  )

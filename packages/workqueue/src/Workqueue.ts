@@ -26,18 +26,16 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import * as internalPriority from "./internal/priorityWorkqueue.js"
 import * as internal from "./internal/workqueue.js"
-import type * as RateLimiter from "./RateLimiter.js"
-import type { WorkqueueShutdown } from "./WorkqueueError.js"
 
 /**
  * The workqueue service. Both `Workqueue.layer` (client-go FIFO) and
- * `PriorityWorkqueue.layer` provide it, so a controller picks its queue by
- * swapping a Layer.
+ * `PriorityWorkqueue.layer` provide it, so code that uses a queue picks one by
+ * swapping a Layer. Controllers make their own queue from a {@link Make}.
  *
  * @example
  * ```ts
@@ -68,36 +66,7 @@ export declare namespace Workqueue {
    * @since 0.1.0
    * @category models
    */
-  export interface Service {
-    /** The queue's name, used as the `name` label of its metrics. */
-    readonly name: string
-    /** Marks `key` as needing processing. Ignored after shutdown. */
-    readonly add: (key: string) => Effect.Effect<void>
-    /** Adds `key` once `delay` has passed (at once when `delay <= 0`). Ignored after shutdown. */
-    readonly addAfter: (key: string, delay: Duration.Input) => Effect.Effect<void>
-    /** Adds `key` after the delay the rate limiter assigns to its next failure. */
-    readonly addRateLimited: (key: string) => Effect.Effect<void>
-    /** Clears the rate limiter's memory of `key` (its failure count). */
-    readonly forget: (key: string) => Effect.Effect<void>
-    /** How many failures the rate limiter has recorded for `key`. */
-    readonly numRequeues: (key: string) => Effect.Effect<number>
-    /**
-     * Waits for the next ready key and marks it as processing until `done`.
-     * After shutdown it hands out the remaining keys, then fails with
-     * `WorkqueueShutdown`.
-     */
-    readonly take: Effect.Effect<string, WorkqueueShutdown>
-    /** Ends the processing of `key`; re-queues it once if it was added meanwhile. */
-    readonly done: (key: string) => Effect.Effect<void>
-    /** Number of keys ready to be taken (not counting delayed or in-flight keys). */
-    readonly len: Effect.Effect<number>
-    /** Stops accepting adds and releases blocked takers once the queue is empty. */
-    readonly shutdown: Effect.Effect<void>
-    /** `shutdown`, then waits until every in-flight key is `done`. */
-    readonly shutdownWithDrain: Effect.Effect<void>
-    /** Whether `shutdown` has been called. */
-    readonly isShuttingDown: Effect.Effect<boolean>
-  }
+  export interface Service extends internal.Service {}
 
   /**
    * Options of a queue.
@@ -105,55 +74,84 @@ export declare namespace Workqueue {
    * @since 0.1.0
    * @category models
    */
-  export interface Options {
-    /** Name of the queue: the `name` label of its metrics. */
-    readonly name: string
-    /** The `controller` label of its metrics (defaults to `name`). */
-    readonly controller?: string | undefined
-    /**
-     * The rate limiter behind `addRateLimited`: a `RateLimiter.Make` (made for
-     * this queue) or a limiter already made. Defaults, in order, to the
-     * `RateLimiter.Maker` in context (made for this queue), the `RateLimiter`
-     * instance in context, a fresh `RateLimiter.controllerDefault`
-     * (`RateLimiter.priorityDefault` for the priority queue).
-     */
-    readonly rateLimiter?: RateLimiter.Make | RateLimiter.RateLimiter.Service | undefined
-  }
-
-  /**
-   * A queue constructor: `Workqueue.make`, `PriorityWorkqueue.make` or your own.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  export type Make = (options: Options) => Effect.Effect<Service, never, Scope.Scope>
+  export interface Options extends internal.Options {}
 }
 
 /**
- * The service a Layer provides to choose the queue constructor that
- * controllers use when their `queue` option names none. It holds a
- * constructor, not a queue: every controller makes its own queue with it.
+ * A FIFO queue to make: `make` builds a client-go queue, or one that behaves
+ * as one (a wrapper of {@link make}).
  *
  * @since 0.1.0
- * @category tags
+ * @category models
  */
-export class Maker extends Context.Service<Maker, Workqueue.Make>()("@reconcile/workqueue/Workqueue/Maker") {}
+export interface Fifo {
+  readonly _tag: "Fifo"
+  readonly make: (options: Workqueue.Options) => Effect.Effect<Workqueue.Service, never, Scope.Scope>
+}
 
 /**
- * A Layer that makes every controller without a `queue` option build its
- * queue with `make` (each controller its own queue).
+ * A priority queue to make: `make` builds a `PriorityWorkqueue`, or a wrapper
+ * of one. A controller gives it the priority queue's defaults (its default
+ * limiter, the events' priorities).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Priority {
+  readonly _tag: "Priority"
+  readonly make: (options: Workqueue.Options) => Effect.Effect<internalPriority.Service, never, Scope.Scope>
+}
+
+/**
+ * A queue to make, tagged with its kind: what a controller's `queue` option
+ * and the {@link Maker} setting hold. The kind, not the identity of the
+ * constructor, decides the defaults that go with it, so a wrapped constructor
+ * keeps them.
  *
  * @example
  * ```ts
+ * import { Effect } from "effect"
  * import { PriorityWorkqueue, Workqueue } from "@reconcile/workqueue"
  *
- * const PriorityQueues = Workqueue.layerMaker(PriorityWorkqueue.make)
+ * const logged: Workqueue.Make = {
+ *   _tag: "Priority",
+ *   make: (options) => Effect.tap(PriorityWorkqueue.make(options), () => Effect.log(`queue ${options.name}`))
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Make = Fifo | Priority
+
+/**
+ * The setting that chooses the queue controllers make when their `queue`
+ * option names none: a {@link Make}, not a queue (every controller makes its
+ * own). A `Context.Reference` whose default is {@link fifo}; set it with
+ * {@link layerMaker}.
+ *
+ * @since 0.1.0
+ * @category references
+ */
+export const Maker: Context.Reference<Make> = Context.Reference<Make>("@reconcile/workqueue/Workqueue/Maker", {
+  defaultValue: () => fifo
+})
+
+/**
+ * A Layer that sets the {@link Maker}: every controller without a `queue`
+ * option makes its queue with `make` (each controller its own queue).
+ *
+ * @example
+ * ```ts
+ * import { Workqueue } from "@reconcile/workqueue"
+ *
+ * const PriorityQueues = Workqueue.layerMaker(Workqueue.priority)
  * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerMaker = (make: Workqueue.Make): Layer.Layer<Maker> => Layer.succeed(Maker, make)
+export const layerMaker = (make: Make): Layer.Layer<never> => Layer.succeed(Maker, make)
 
 /**
  * Makes a queue whose background fibers live in the current scope; closing
@@ -163,6 +161,22 @@ export const layerMaker = (make: Workqueue.Make): Layer.Layer<Maker> => Layer.su
  * @category constructors
  */
 export const make: (options: Workqueue.Options) => Effect.Effect<Workqueue.Service, never, Scope.Scope> = internal.make
+
+/**
+ * The client-go FIFO queue to make ({@link make}): the default {@link Maker}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fifo: Fifo = { _tag: "Fifo", make }
+
+/**
+ * controller-runtime's priority queue to make (`PriorityWorkqueue.make`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const priority: Priority = { _tag: "Priority", make: internalPriority.make }
 
 /**
  * A Layer providing a client-go FIFO `Workqueue`.

@@ -28,7 +28,7 @@ describe("RateLimiter forget", () => {
     Effect.gen(function*() {
       const forgotten: Array<string> = []
       const builtIn = yield* RateLimiter.exponential({ base: "1 second", max: "100 seconds" })
-      const custom: RateLimiter.RateLimiter.Service = {
+      const custom: RateLimiter.RateLimiter = {
         ...builtIn,
         forget: (key) => Effect.andThen(Effect.sync(() => forgotten.push(key)), builtIn.forget(key))
       }

@@ -5,7 +5,7 @@ import { TestClock } from "effect/testing"
 
 const millis = (d: Duration.Duration) => Duration.toMillis(d)
 const integer = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
-const delays = (limiter: RateLimiter.RateLimiter.Service, key: string, n: number) =>
+const delays = (limiter: RateLimiter.RateLimiter, key: string, n: number) =>
   Effect.forEach(Array.from({ length: n }), () => Effect.map(limiter.when(key), millis))
 
 describe("RateLimiter", () => {

@@ -151,11 +151,11 @@ describe("Workqueue", () => {
       assert.strictEqual(yield* queue.numRequeues("a"), 0)
     }))
 
-  it.effect("uses the RateLimiter service from context when no limiter is given", () =>
+  it.effect("uses the RateLimiter.Maker setting when no limiter is given", () =>
     Effect.gen(function*() {
       const queue = yield* Workqueue.make({ name: "ctx-limiter" }).pipe(
-        Effect.provideServiceEffect(
-          RateLimiter.RateLimiter,
+        Effect.provideService(
+          RateLimiter.Maker,
           RateLimiter.fastSlow({ fast: "1 second", slow: "1 minute", maxFast: 1 })
         )
       )
@@ -410,5 +410,21 @@ describe("Workqueue", () => {
       assert.strictEqual((yield* withRegistry(Metric.value(depth))).value, 1, "updates go to the maker's registry")
       const global = yield* Metric.snapshot
       assert.isFalse(global.some((metric) => metric.attributes?.name === "registered-q"), "not to the default one")
+    }))
+})
+
+describe("Workqueue.Make (a queue to make, tagged with its kind)", () => {
+  it.effect("fifo and priority make the queues their tags name; the Maker setting defaults to fifo", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(Workqueue.fifo._tag, "Fifo")
+      assert.strictEqual(Workqueue.priority._tag, "Priority")
+      const fifo = yield* Workqueue.fifo.make({ name: "make-fifo" })
+      const priority = yield* Workqueue.priority.make({ name: "make-priority" })
+      assert.isFalse("addWithOptions" in fifo)
+      yield* priority.addWithOptions("a", { priority: 5 })
+      assert.deepStrictEqual(yield* priority.takeWithPriority, { key: "a", priority: 5 })
+      assert.strictEqual(yield* Workqueue.Maker, Workqueue.fifo)
+      const set = yield* Effect.provide(Workqueue.Maker, Workqueue.layerMaker(Workqueue.priority))
+      assert.strictEqual(set, Workqueue.priority)
     }))
 })

@@ -2,7 +2,8 @@
 /**
  * The `reconcile` command: `reconcile manifests [--entry src/operator.ts] [--export NAME] [--out DIR | -o FILE]
  * [--image IMG] [--namespace NS] [--replicas N]` writes the YAML an operator needs in a cluster (see
- * `reconcile --help`). Exit codes: 0 written, 1 the entry or the operator is unusable, 2 invalid options.
+ * `reconcile manifests --help`); `reconcile --completions bash|zsh|fish|powershell` prints its shell completions.
+ * Exit codes: 0 written, 1 the entry or the operator is unusable, 2 invalid options.
  *
  * @since 0.1.0
  */

@@ -1,191 +1,312 @@
+/**
+ * The main job's command line, an `effect/cli` Command:
+ *
+ * - its flags, each value checked as it is read (ports, namespace names, log format and level);
+ * - the refusals of flags that do nothing in the chosen mode (`Command.validate`), before anything starts;
+ * - {@link Args} from the flags and the environment (`KUBECONFIG`, `LOG_FORMAT`, `LOG_LEVEL`).
+ */
 import { Logging } from "@reconcile/core"
+import { CliError, CliOutput, Command, Flag } from "effect/cli"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Main from "../Main.js"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as CommandLine from "./commandLine.js"
+
+/**
+ * Where the operator runs: the embedded API server, a real control plane of its own
+ * (`--real`), a cluster of a kubeconfig
+ * (`--kubeconfig` and/or `--context`), or the Pod's service account
+ * (`--in-cluster`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Mode =
+  | { readonly _tag: "Embedded" }
+  | { readonly _tag: "Real" }
+  | { readonly _tag: "Cluster"; readonly kubeconfig: string | undefined; readonly context: string | undefined }
+  | { readonly _tag: "InCluster" }
+
+/**
+ * The parsed command line (see `Main.parseArgs`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Args {
+  /** `--help` or `--completions SHELL`: the program prints that text and exits 0; nothing runs. */
+  readonly help: boolean
+  readonly mode: Mode
+  /** `--namespace`: the only namespace watched (and, embedded, where the samples go). */
+  readonly namespace: string | undefined
+  readonly installCrds: boolean
+  readonly leaderElect: boolean
+  readonly leaderElectionNamespace: string | undefined
+  readonly metricsPort: number
+  readonly healthPort: number
+  readonly logFormat: Logging.Format
+  readonly logLevel: Logging.Level
+  /** `KUBECONFIG`'s value when it is set but ignored (embedded mode). */
+  readonly ignoredKubeconfig: string | undefined
+}
+
+/**
+ * An invalid command line: an unknown flag, a bad value, or a flag that does
+ * nothing in the chosen mode. The message says why (exit code 2).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
 /** A DNS-1123 label (a namespace name). */
 const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 
-/** Every flag, with whether it takes a value. */
-const flags = {
-  "--help": false,
-  "-h": false,
-  "--kubeconfig": true,
-  "--context": true,
-  "--in-cluster": false,
-  "--real": false,
-  "--namespace": true,
-  "--install-crds": false,
-  "--leader-elect": false,
-  "--leader-election-namespace": true,
-  "--metrics-port": true,
-  "--health-port": true,
-  "--log-format": true,
-  "--log-level": true
-} as const
+const invalid = (message: string) => Effect.fail(new CliError.ValidationError({ message }))
 
-type Flag = keyof typeof flags
+/** A flag without a value: absent is `false`. */
+const switchFlag = (name: string, description: string) =>
+  Flag.Boolean(name).pipe(Flag.withoutNegation, Flag.withDefault(false), Flag.withDescription(description))
 
-const isFlag = (s: string): s is Flag => Object.prototype.hasOwnProperty.call(flags, s)
+/** A flag with a value, which `check` turns into what it stands for or refuses with a sentence naming the flag. */
+const valueFlag = <A>(
+  name: string,
+  metavar: string,
+  description: string,
+  check: (value: string) => Effect.Effect<A, CliError.CliError>
+) =>
+  Flag.String(name).pipe(
+    Flag.withMetavar(metavar),
+    Flag.withDescription(description),
+    Flag.mapEffect((value) => value === "" ? invalid(`--${name} needs a value`) : check(value)),
+    Flag.optional
+  )
+
+const text = (name: string, metavar: string, description: string) =>
+  valueFlag(name, metavar, description, Effect.succeed)
+
+const namespace = (name: string, description: string) =>
+  valueFlag(name, "NS", description, (value) =>
+    dns1123Label.test(value) && value.length <= 63
+      ? Effect.succeed(value)
+      : invalid(
+        `--${name} "${value}" is not a valid namespace name (lowercase letters, digits and "-", at most 63)`
+      ))
+
+const port = (name: string, description: string) =>
+  valueFlag(name, "N", description, (value) =>
+    /^\d{1,5}$/.test(value) && Number(value) <= 65535
+      ? Effect.succeed(Number(value))
+      : invalid(`--${name} must be a port number from 0 to 65535 (0: a free port), not "${value}"`))
+
+const logging = <A>(
+  name: string,
+  metavar: string,
+  description: string,
+  parse: (value: string) => Effect.Effect<A, Logging.LoggingError>
+) =>
+  valueFlag(
+    name,
+    metavar,
+    description,
+    (value) => Effect.mapError(parse(value), (e) => new CliError.ValidationError({ message: e.message }))
+  )
+
+/** The flags, in the order of the help: where it runs, then the options. */
+const flags = (name: string) => ({
+  real: switchFlag(
+    "real",
+    "a control plane of its own: etcd, kube-apiserver, kube-controller-manager (npm run envtest:setup)"
+  ),
+  kubeconfig: text("kubeconfig", "PATH", "the cluster of this kubeconfig file (its current context)"),
+  context: text("context", "NAME", "this context of $KUBECONFIG or ~/.kube/config (or of --kubeconfig's file)"),
+  inCluster: switchFlag("in-cluster", "the Pod's service account (what the generated Deployment uses)"),
+  namespace: namespace(
+    "namespace",
+    "watch only namespace NS (default: all); embedded: NS is created, the samples go there"
+  ),
+  installCrds: switchFlag("install-crds", "install or update the CRDs first (not on the embedded cluster)"),
+  leaderElect: switchFlag("leader-elect", `run only while holding the Lease "${name}" (not on the embedded cluster)`),
+  leaderElectionNamespace: namespace(
+    "leader-election-namespace",
+    "the Lease's namespace (default: $POD_NAMESPACE, the Pod's, --namespace, else \"default\")"
+  ),
+  metricsPort: port("metrics-port", "port of /metrics (0: a free one; default 0; in-cluster 8080)"),
+  healthPort: port("health-port", "port of /healthz and /readyz (default: the metrics port; in-cluster 8081)"),
+  logFormat: logging("log-format", "FORMAT", "logfmt (default), json or pretty (env LOG_FORMAT)", Logging.parseFormat),
+  logLevel: logging(
+    "log-level",
+    "LEVEL",
+    "trace, debug, info (default), warn, error, fatal, all, none (env LOG_LEVEL)",
+    Logging.parseLevel
+  )
+})
+
+type Input = Command.Command.Config.Infer<ReturnType<typeof flags>>
+
+/** The flags without a value. */
+const switches = new Set(["--help", "--real", "--in-cluster", "--install-crds", "--leader-elect"])
+
+/** The words effect/cli reads as the value of a boolean flag given before them. */
+const booleans = new Set(["true", "yes", "on", "1", "y", "false", "no", "off", "0", "n"])
+
+/**
+ * The switch given a value, if one is: effect/cli reads `--in-cluster=yes` and `--in-cluster yes` as
+ * `--in-cluster`, and `--in-cluster=no` as its absence; here a switch takes no value.
+ */
+const switchWithValue = (argv: ReadonlyArray<string>): string | undefined => {
+  const end = argv.indexOf("--")
+  const options = end === -1 ? argv : argv.slice(0, end)
+  for (let i = 0; i < options.length; i++) {
+    const arg = options[i]!
+    const eq = arg.indexOf("=")
+    if (eq !== -1 && switches.has(arg.slice(0, eq))) return arg.slice(0, eq)
+    if (switches.has(arg) && booleans.has(options[i + 1] ?? "")) return arg
+  }
+  return undefined
+}
+
+/** The flags that do nothing in the chosen mode. */
+const refusals = (input: Input): Effect.Effect<void, CliError.CliError> => {
+  const kubeconfig = Option.isSome(input.kubeconfig)
+  const context = Option.isSome(input.context)
+  if (input.inCluster && (kubeconfig || context)) {
+    return invalid(
+      `--in-cluster uses the Pod's service account: it cannot be combined with ${
+        kubeconfig ? "--kubeconfig" : "--context"
+      }`
+    )
+  }
+  if (input.real && (input.inCluster || kubeconfig || context)) {
+    return invalid(
+      `--real starts a control plane of its own: it cannot be combined with ${
+        input.inCluster ? "--in-cluster" : kubeconfig ? "--kubeconfig" : "--context"
+      }`
+    )
+  }
+  if (!input.inCluster && !kubeconfig && !context) {
+    const where = input.real ? "a --real control plane" : "the embedded cluster"
+    if (input.installCrds) {
+      return invalid(
+        `--install-crds does nothing on ${where} (its CRDs are always installed): use it with ` +
+          "--kubeconfig PATH, --context NAME or --in-cluster"
+      )
+    }
+    if (input.leaderElect) {
+      return invalid(
+        `--leader-elect does nothing on ${where} (no other replica can reach it): use it with ` +
+          "--kubeconfig PATH, --context NAME or --in-cluster"
+      )
+    }
+  }
+  if (Option.isSome(input.leaderElectionNamespace) && !input.leaderElect) {
+    return invalid("--leader-election-namespace does nothing without --leader-elect")
+  }
+  return Effect.void
+}
+
+const description = (name: string) =>
+  [
+    `Runs the ${name} operator.`,
+    "",
+    "Without --real, --kubeconfig, --context or --in-cluster it runs on an embedded Kubernetes API server",
+    "(in memory, HTTPS on 127.0.0.1, gone when the process ends): the CRDs are installed, the samples applied,",
+    `and a "Try it" text shows how to use kubectl on it. KUBECONFIG alone does not switch to a real cluster.`,
+    "",
+    "Exit codes: 0 stopped cleanly (SIGINT, SIGTERM) or --help, 1 a start or run failure, 2 invalid options."
+  ].map((line, i) => i === 0 || line === "" ? line : `  ${line}`).join("\n")
+
+/**
+ * The main job's Command (without a handler) for an operator named `name` run as `command`.
+ *
+ * @internal
+ */
+export const command = (name: string, command: string) =>
+  Command.make(command, flags(name)).pipe(
+    Command.validate(refusals),
+    Command.withDescription(description(name)),
+    Command.withExamples([
+      { command, description: "the embedded cluster: CRDs installed, samples applied, until Ctrl-C" },
+      { command: `${command} --kubeconfig ~/.kube/config --install-crds`, description: "a real cluster" },
+      {
+        command: `${command} --in-cluster --leader-elect --metrics-port=8080 --health-port=8081`,
+        description: "in a Pod (the generated Deployment's flags)"
+      }
+    ])
+  )
 
 const usageError = (message: string, command: string) =>
-  Effect.fail(new Main.UsageError({ message: `${message} (see ${command} --help)` }))
+  new UsageError({ message: `${message} (see ${command} --help)` })
 
-const parsePort = (flag: string, value: string): number | string =>
-  /^\d{1,5}$/.test(value) && Number(value) <= 65535
-    ? Number(value)
-    : `${flag} must be a port number from 0 to 65535 (0: a free port), not "${value}"`
-
-/** Why `value` is not a namespace name, if it is not one. */
-const namespaceError = (flag: string, value: string): string | undefined =>
-  dns1123Label.test(value) && value.length <= 63
-    ? undefined
-    : `${flag} "${value}" is not a valid namespace name (lowercase letters, digits and "-", at most 63)`
-
-/** @internal */
-export const parse = (
-  argv: ReadonlyArray<string>,
-  env: Readonly<Record<string, string | undefined>>,
-  command: string
-): Effect.Effect<Main.Args, Main.UsageError> =>
+/** The parsed flags with the environment. */
+const toArgs = (
+  input: Input,
+  env: Readonly<Record<string, string | undefined>>
+): Effect.Effect<Args, UsageError> =>
   Effect.gen(function*() {
-    const given = new Map<Flag, string | true>()
-    for (let i = 0; i < argv.length; i++) {
-      const arg = argv[i]!
-      const eq = arg.startsWith("--") ? arg.indexOf("=") : -1
-      const name = eq === -1 ? arg : arg.slice(0, eq)
-      if (!isFlag(name)) {
-        return yield* usageError(
-          arg.startsWith("-") ? `unknown option ${name}` : `unexpected argument "${arg}"`,
-          command
-        )
-      }
-      const canonical: Flag = name === "-h" ? "--help" : name
-      if (given.has(canonical)) return yield* usageError(`${canonical} is given twice`, command)
-      if (flags[name]) {
-        const value = eq === -1 ? argv[++i] : arg.slice(eq + 1)
-        if (value === undefined || value === "" || (eq === -1 && value.startsWith("--"))) {
-          return yield* usageError(`${name} needs a value`, command)
-        }
-        given.set(canonical, value)
-      } else {
-        if (eq !== -1) return yield* usageError(`${name} takes no value`, command)
-        given.set(canonical, true)
-      }
-    }
-    const value = (flag: Flag) => {
-      const v = given.get(flag)
-      return typeof v === "string" ? v : undefined
-    }
-    if (given.has("--help")) return help
-
-    // where it runs
-    const kubeconfig = value("--kubeconfig")
-    const context = value("--context")
-    const inCluster = given.has("--in-cluster")
-    if (inCluster && (kubeconfig !== undefined || context !== undefined)) {
-      return yield* usageError(
-        `--in-cluster uses the Pod's service account: it cannot be combined with ${
-          kubeconfig !== undefined ? "--kubeconfig" : "--context"
-        }`,
-        command
-      )
-    }
-    const real = given.has("--real")
-    if (real && (inCluster || kubeconfig !== undefined || context !== undefined)) {
-      return yield* usageError(
-        `--real starts a control plane of its own: it cannot be combined with ${
-          inCluster ? "--in-cluster" : kubeconfig !== undefined ? "--kubeconfig" : "--context"
-        }`,
-        command
-      )
-    }
-    const mode: Main.Mode = real
+    const kubeconfig = Option.getOrUndefined(input.kubeconfig)
+    const context = Option.getOrUndefined(input.context)
+    const mode: Mode = input.real
       ? { _tag: "Real" }
-      : inCluster
+      : input.inCluster
       ? { _tag: "InCluster" }
       : kubeconfig !== undefined || context !== undefined
       ? { _tag: "Cluster", kubeconfig, context }
       : { _tag: "Embedded" }
-
-    // flags that do nothing in this mode
-    if (mode._tag === "Embedded" || mode._tag === "Real") {
-      const where = mode._tag === "Embedded" ? "the embedded cluster" : "a --real control plane"
-      if (given.has("--install-crds")) {
-        return yield* usageError(
-          `--install-crds does nothing on ${where} (its CRDs are always installed): use it with ` +
-            "--kubeconfig PATH, --context NAME or --in-cluster",
-          command
-        )
-      }
-      if (given.has("--leader-elect")) {
-        return yield* usageError(
-          `--leader-elect does nothing on ${where} (no other replica can reach it): use it with ` +
-            "--kubeconfig PATH, --context NAME or --in-cluster",
-          command
-        )
-      }
-    }
-    if (given.has("--leader-election-namespace") && !given.has("--leader-elect")) {
-      return yield* usageError("--leader-election-namespace does nothing without --leader-elect", command)
-    }
-
-    // values
-    const namespace = value("--namespace")
-    const electionNamespace = value("--leader-election-namespace")
-    for (const [flag, v] of [["--namespace", namespace], ["--leader-election-namespace", electionNamespace]] as const) {
-      const error = v === undefined ? undefined : namespaceError(flag, v)
-      if (error !== undefined) return yield* usageError(error, command)
-    }
-    const ports: Record<"--metrics-port" | "--health-port", number | undefined> = {
-      "--metrics-port": undefined,
-      "--health-port": undefined
-    }
-    for (const flag of ["--metrics-port", "--health-port"] as const) {
-      const v = value(flag)
-      if (v === undefined) continue
-      const port = parsePort(flag, v)
-      if (typeof port === "string") return yield* usageError(port, command)
-      ports[flag] = port
-    }
     const defaults = mode._tag === "InCluster" ? { metrics: 8080, health: 8081 } : undefined
-    const metricsPort = ports["--metrics-port"] ?? defaults?.metrics ?? 0
-    const healthPort = ports["--health-port"] ?? defaults?.health ?? metricsPort
-
+    const metricsPort = Option.getOrUndefined(input.metricsPort) ?? defaults?.metrics ?? 0
+    const healthPort = Option.getOrUndefined(input.healthPort) ?? defaults?.health ?? metricsPort
     const fromEnv = yield* Logging.optionsFromEnv(env).pipe(
-      Effect.mapError((e) => new Main.UsageError({ message: `${e.message} (from the environment)` }))
+      Effect.mapError((e) => new UsageError({ message: `${e.message} (from the environment)` }))
     )
-    const logFormatFlag = value("--log-format")
-    const logLevelFlag = value("--log-level")
-    const mapLogging = Effect.mapError((e: Logging.LoggingError) =>
-      new Main.UsageError({ message: `${e.message} (see ${command} --help)` })
-    )
-    const logFormat = logFormatFlag !== undefined
-      ? yield* mapLogging(Logging.parseFormat(logFormatFlag))
-      : fromEnv.format ?? "logfmt"
-    const logLevel = logLevelFlag !== undefined
-      ? yield* mapLogging(Logging.parseLevel(logLevelFlag))
-      : fromEnv.level ?? "info"
-
     const kubeconfigEnv = env.KUBECONFIG
     return {
       help: false,
       mode,
-      namespace,
-      installCrds: given.has("--install-crds"),
-      leaderElect: given.has("--leader-elect"),
-      leaderElectionNamespace: electionNamespace,
+      namespace: Option.getOrUndefined(input.namespace),
+      installCrds: input.installCrds,
+      leaderElect: input.leaderElect,
+      leaderElectionNamespace: Option.getOrUndefined(input.leaderElectionNamespace),
       metricsPort,
       healthPort,
-      logFormat,
-      logLevel,
+      logFormat: Option.getOrUndefined(input.logFormat) ?? fromEnv.format ?? "logfmt",
+      logLevel: Option.getOrUndefined(input.logLevel) ?? fromEnv.level ?? "info",
       ignoredKubeconfig: (mode._tag === "Embedded" || mode._tag === "Real") && kubeconfigEnv !== undefined &&
           kubeconfigEnv !== ""
         ? kubeconfigEnv
         : undefined
-    } satisfies Main.Args
+    } satisfies Args
   })
 
-const help: Main.Args = {
+/**
+ * Reads the command line: the arguments to run with, or `None` when it asked for a text (`--help`,
+ * `--completions SHELL`), which was printed on the Console.
+ *
+ * @internal
+ */
+export const parse = (
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>>,
+  commandName: string,
+  name: string
+): Effect.Effect<Option.Option<Args>, UsageError> =>
+  Effect.gen(function*() {
+    const switchGiven = switchWithValue(argv)
+    if (switchGiven !== undefined) return yield* usageError(`${switchGiven} takes no value`, commandName)
+    const parsed = yield* Ref.make(Option.none<Args>())
+    yield* CommandLine.run(
+      command(name, commandName).pipe(
+        Command.withHandler((input) => Effect.flatMap(toArgs(input, env), (args) => Ref.set(parsed, Option.some(args))))
+      ),
+      argv,
+      (message) => usageError(message, commandName)
+    )
+    return yield* Ref.get(parsed)
+  })
+
+const helpArgs: Args = {
   help: true,
   mode: { _tag: "Embedded" },
   namespace: undefined,
@@ -199,42 +320,34 @@ const help: Main.Args = {
   ignoredKubeconfig: undefined
 }
 
-/** @internal */
-export const usage = (name: string, command: string): string =>
-  `Usage: ${command} [options]
+/**
+ * {@link parse} printing nothing: `--help` and `--completions` give `help: true`.
+ *
+ * @internal
+ */
+export const parseArgs = (
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>>,
+  commandName: string
+): Effect.Effect<Args, UsageError> =>
+  parse(argv, env, commandName, "operator").pipe(
+    Effect.map(Option.getOrElse(() => helpArgs)),
+    Effect.provideService(Console.Console, CommandLine.capture([]))
+  )
 
-Runs the ${name} operator.
-
-Without --kubeconfig, --context or --in-cluster it runs on an embedded Kubernetes API
-server (in memory, HTTPS on 127.0.0.1, gone when the process ends): the CRDs are installed,
-the samples applied, and a "Try it" text shows how to use kubectl on it. KUBECONFIG alone
-does not switch to a real cluster.
-
-Where it runs (one of):
-  --real                   a real control plane of its own (etcd, kube-apiserver,
-                           kube-controller-manager; built by npm run envtest:setup),
-                           otherwise as the embedded cluster
-  --kubeconfig PATH        the cluster of this kubeconfig file (its current context)
-  --context NAME           this context of $KUBECONFIG or ~/.kube/config
-                           (with --kubeconfig: of that file)
-  --in-cluster             the Pod's service account (what the generated Deployment uses)
-
-Options:
-  --namespace NS           watch only namespace NS (default: all namespaces);
-                           embedded: NS is created and the samples go there (default "default")
-  --install-crds           install or update the CRDs first (not on the embedded cluster)
-  --leader-elect           run only while holding the Lease "${name}" (not on the embedded cluster)
-  --leader-election-namespace NS
-                           the Lease's namespace (default: $POD_NAMESPACE, the service
-                           account's namespace, --namespace, else "default")
-  --metrics-port N         port of /metrics (0: a free one; default 0, in-cluster 8080)
-  --health-port N          port of /healthz and /readyz (default: the metrics port,
-                           in-cluster 8081)
-  --log-format FORMAT      logfmt (default), json or pretty (env LOG_FORMAT)
-  --log-level LEVEL        trace, debug, info (default), warn, error, fatal, all, none
-                           (env LOG_LEVEL)
-  -h, --help               this text
-
-Exit codes: 0 stopped cleanly (SIGINT, SIGTERM) or --help, 1 a start or run failure,
-2 invalid options.
-`
+/**
+ * `--help`'s text for an operator named `name` run as `command`, without colours.
+ *
+ * @internal
+ */
+export const usage = (name: string, commandName: string): string => {
+  const lines: Array<string> = []
+  Effect.runSync(
+    parse(["--help"], {}, commandName, name).pipe(
+      Effect.provideService(Console.Console, CommandLine.capture(lines)),
+      Effect.provideService(CliOutput.Formatter, CliOutput.defaultFormatter({ colors: false })),
+      Effect.ignore
+    )
+  )
+  return `${lines.join("\n")}\n`
+}

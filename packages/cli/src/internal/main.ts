@@ -1,5 +1,5 @@
 import { NodeRuntime } from "@effect/platform-node"
-import { Logging, Manager } from "@reconcile/core"
+import { LeaderElection, Logging, Manager } from "@reconcile/core"
 import { Cache, Kube, KubeClient, LeaseLeaderElection, type Operator, Resource } from "@reconcile/kube"
 import type { KubeObject as KubeObjects } from "@reconcile/testkit"
 import * as Cause from "effect/Cause"
@@ -15,7 +15,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type * as Main from "../Main.js"
-import { parse, usage } from "./args.js"
+import { parse } from "./args.js"
 import { crds } from "./crds.js"
 import { clientFromFile, LocalCluster } from "./localCluster.js"
 
@@ -85,15 +85,13 @@ const running = <E, R>(
   env: Readonly<Record<string, string | undefined>>
 ) => {
   const host = args.mode._tag === "InCluster" ? "0.0.0.0" : "127.0.0.1"
-  const controllers: Layer.Layer<never, unknown, any> = args.leaderElect
-    ? operator.layer.pipe(
-      Layer.provide(
-        LeaseLeaderElection.layer({ name: operator.name, namespace: electionNamespace(args, env) })
-      )
-    )
-    : operator.layer
-  return controllers.pipe(
+  // the replica's election, for the Manager and its controllers: a Lease with --leader-elect, else always the leader
+  const election = args.leaderElect
+    ? LeaseLeaderElection.layer({ name: operator.name, namespace: electionNamespace(args, env) })
+    : LeaderElection.layerAlwaysLeader
+  return (operator.layer as Layer.Layer<never, unknown, any>).pipe(
     Layer.provideMerge(Manager.layer({ metricsPort: args.metricsPort, healthPort: args.healthPort, host })),
+    Layer.provide(election),
     // --namespace: every informer of a namespaced kind watches only that namespace
     Layer.provide(Cache.layer({ namespace: args.namespace }))
   ) as unknown as Layer.Layer<Manager.Manager, unknown, KubeClient.KubeClient | Kube.Kube>
@@ -313,11 +311,10 @@ export const program = <E, R extends Main.Services>(
   const env = options.env ?? process.env
   const command = options.command ?? "npm start --"
   return Effect.gen(function*() {
-    const args = yield* parse(argv, env, command)
-    if (args.help) {
-      yield* Console.log(usage(operator.name, command))
-      return 0
-    }
+    const parsed = yield* parse(argv, env, command, operator.name)
+    // --help or --completions: printed
+    if (Option.isNone(parsed)) return 0
+    const args = parsed.value
     if (args.ignoredKubeconfig !== undefined) {
       yield* Console.error(
         `KUBECONFIG is set but ignored: this runs on its own ${

@@ -1,40 +1,23 @@
+/**
+ * The `reconcile` command, an `effect/cli` Command: `reconcile manifests` imports an operator's module and writes
+ * the YAML it needs in a cluster (`Manifests.generate`), on stdout, in one file (`-o`) or one per group (`--out`).
+ */
 import { Manifests, Operator } from "@reconcile/kube"
+import { CliError, Command, Flag } from "effect/cli"
+import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-
-/** @internal */
-export const usage = `Usage: reconcile <command> [options]
-
-Commands:
-  manifests   write the manifests an operator needs in a cluster: its Namespace, CRDs,
-              least-privilege RBAC (ClusterRole, Role for leader election and events),
-              ServiceAccount, Deployment and metrics Service
-
-reconcile manifests [options]
-  --entry PATH       the TypeScript (or JavaScript) module exporting the Operator
-                     (default src/operator.ts); it is imported, so it must not start anything
-  --export NAME      the export to use (default: every export that is an Operator)
-  --out DIR          write one file per group into DIR (crds.yaml, namespace.yaml,
-                     rbac.yaml, workload.yaml)
-  -o, --output FILE  write one multi-document YAML file (default: standard output)
-  --image IMAGE      the Deployment's container image
-  --namespace NS     the operator's namespace (default <name>-system)
-  --replicas N       the Deployment's replicas
-  -h, --help         this text
-
-Then: kubectl apply --server-side -f DIR (or FILE).
-Exit codes: 0 written, 1 the entry or the operator is unusable, 2 invalid options.
-`
+import * as CommandLine from "./commandLine.js"
 
 class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
 class CommandError extends Data.TaggedError("CommandError")<{ readonly message: string }> {}
 
 interface Parsed {
-  readonly help: boolean
   readonly entry: string
   readonly exportName: string | undefined
   readonly out: string | undefined
@@ -44,73 +27,90 @@ interface Parsed {
   readonly replicas: number | undefined
 }
 
-const valued: Record<string, keyof Parsed> = {
-  "--entry": "entry",
-  "--export": "exportName",
-  "--out": "out",
-  "--output": "output",
-  "-o": "output",
-  "--image": "image",
-  "--namespace": "namespace",
-  "--replicas": "replicas"
+const invalid = (message: string) => Effect.fail(new CliError.ValidationError({ message }))
+
+/** A flag with a value (never empty). */
+const valueFlag = (name: string, metavar: string, description: string) =>
+  Flag.String(name).pipe(
+    Flag.withMetavar(metavar),
+    Flag.withDescription(description),
+    Flag.mapEffect((value) => value === "" ? invalid(`--${name} needs a value`) : Effect.succeed(value))
+  )
+
+const flags = {
+  entry: valueFlag(
+    "entry",
+    "PATH",
+    "the module exporting the Operator (default src/operator.ts); it is imported: it must not start anything"
+  ).pipe(Flag.withDefault("src/operator.ts")),
+  exportName: valueFlag("export", "NAME", "the export to use (default: every export that is an Operator)").pipe(
+    Flag.optional
+  ),
+  out: valueFlag("out", "DIR", "one file per group in DIR: crds.yaml, namespace.yaml, rbac.yaml, workload.yaml").pipe(
+    Flag.optional
+  ),
+  output: valueFlag("output", "FILE", "one multi-document YAML file (default: standard output)").pipe(
+    Flag.withAlias("o"),
+    Flag.optional
+  ),
+  image: valueFlag("image", "IMAGE", "the Deployment's container image").pipe(Flag.optional),
+  namespace: valueFlag("namespace", "NS", "the operator's namespace (default <name>-system)").pipe(Flag.optional),
+  replicas: valueFlag("replicas", "N", "the Deployment's replicas").pipe(
+    Flag.mapEffect((value) =>
+      /^\d{1,4}$/.test(value)
+        ? Effect.succeed(Number(value))
+        : invalid(`--replicas must be a whole number, not "${value}"`)
+    ),
+    Flag.optional
+  )
 }
 
-/** @internal */
-export const parse = (argv: ReadonlyArray<string>): Effect.Effect<Parsed, UsageError> =>
-  Effect.suspend(() => {
-    const fail = (message: string) => Effect.fail(new UsageError({ message: `${message} (see reconcile --help)` }))
-    if (argv.length === 0) return fail("no command given")
-    const [command, ...rest] = argv as [string, ...Array<string>]
-    const help = command === "--help" || command === "-h" || rest.includes("--help") || rest.includes("-h")
-    const base: Parsed = {
-      help: true,
-      entry: "src/operator.ts",
-      exportName: undefined,
-      out: undefined,
-      output: undefined,
-      image: undefined,
-      namespace: undefined,
-      replicas: undefined
-    }
-    if (help) return Effect.succeed(base)
-    if (command !== "manifests") return fail(`unknown command "${command}"`)
-    const values: Record<string, string> = {}
-    for (let i = 0; i < rest.length; i++) {
-      const arg = rest[i]!
-      const eq = arg.startsWith("--") ? arg.indexOf("=") : -1
-      const flag = eq === -1 ? arg : arg.slice(0, eq)
-      const key = valued[flag]
-      if (key === undefined) {
-        return fail(arg.startsWith("-") ? `unknown option ${flag}` : `unexpected argument "${arg}"`)
-      }
-      const value = eq === -1 ? rest[++i] : arg.slice(eq + 1)
-      if (value === undefined || value === "" || (eq === -1 && value.startsWith("-"))) {
-        return fail(`${flag} needs a value`)
-      }
-      if (key in values) return fail(`${flag} is given twice`)
-      values[key] = value
-    }
-    if (values.out !== undefined && values.output !== undefined) {
-      return fail("--out DIR and --output FILE are alternatives: give one")
-    }
-    let replicas: number | undefined
-    if (values.replicas !== undefined) {
-      if (!/^\d{1,4}$/.test(values.replicas)) {
-        return fail(`--replicas must be a whole number, not "${values.replicas}"`)
-      }
-      replicas = Number(values.replicas)
-    }
-    return Effect.succeed({
-      help: false,
-      entry: values.entry ?? base.entry,
-      exportName: values.exportName,
-      out: values.out,
-      output: values.output,
-      image: values.image,
-      namespace: values.namespace,
-      replicas
-    })
-  })
+const exitCodes = "Exit codes: 0 written, 1 the entry or the operator is unusable, 2 invalid options."
+
+/** `reconcile manifests`, writing through `io`. */
+const manifests = (io: Io) =>
+  Command.make("manifests", flags, (input) =>
+    writeManifests({
+      entry: input.entry,
+      exportName: Option.getOrUndefined(input.exportName),
+      out: Option.getOrUndefined(input.out),
+      output: Option.getOrUndefined(input.output),
+      image: Option.getOrUndefined(input.image),
+      namespace: Option.getOrUndefined(input.namespace),
+      replicas: Option.getOrUndefined(input.replicas)
+    }, io)).pipe(
+      Command.validate((input) =>
+        Option.isSome(input.out) && Option.isSome(input.output)
+          ? invalid("--out DIR and --output FILE are alternatives: give one")
+          : Effect.void
+      ),
+      Command.withShortDescription(
+        "write the manifests an operator needs in a cluster: CRDs, RBAC, ServiceAccount, Deployment"
+      ),
+      Command.withDescription(
+        [
+          "Writes the manifests an operator needs in a cluster: its Namespace, CRDs, least-privilege RBAC",
+          "(ClusterRole, Role for leader election and events), ServiceAccount, Deployment and metrics Service.",
+          "",
+          "Then: kubectl apply --server-side -f DIR (or FILE).",
+          exitCodes
+        ].map((line, i) => i === 0 || line === "" ? line : `  ${line}`).join("\n")
+      ),
+      Command.withExamples([
+        {
+          command: "reconcile manifests --out config --image ghcr.io/me/greeting-operator:0.1.0",
+          description: "then: kubectl apply --server-side -f config/"
+        },
+        { command: "reconcile manifests --entry src/operators.ts --export greeting -o greeting.yaml" }
+      ])
+    )
+
+/** `reconcile`: its commands. */
+const reconcile = (io: Io) =>
+  Command.make("reconcile").pipe(
+    Command.withDescription(`Ships a Reconcile operator.\n  ${exitCodes}`),
+    Command.withSubcommands([manifests(io)])
+  )
 
 /** Imports the entry with tsx (TypeScript as is) and returns its Operator exports. */
 const load = (entry: string, exportName: string | undefined, cwd: string) =>
@@ -230,6 +230,18 @@ const writeFiles = (parsed: Parsed, objects: ReadonlyArray<Record<string, unknow
       new CommandError({ message: `cannot write: ${cause instanceof Error ? cause.message : String(cause)}` })
   })
 
+/** Loads the operators of the entry and writes their manifests. */
+const writeManifests = (parsed: Parsed, io: Io) =>
+  Effect.gen(function*() {
+    const operators = yield* load(parsed.entry, parsed.exportName, io.cwd)
+    const objects = yield* generateAll(operators, parsed)
+    if (parsed.out === undefined && parsed.output === undefined) {
+      return yield* io.stdout(Manifests.toYaml(objects))
+    }
+    const written = yield* writeFiles(parsed, objects, io.cwd)
+    yield* io.stderr(written.map((file) => `wrote ${file}\n`).join(""))
+  })
+
 /**
  * `reconcile <argv>`: the exit code (0 written, 1 failed, 2 invalid options); output on the process's streams.
  *
@@ -237,19 +249,14 @@ const writeFiles = (parsed: Parsed, objects: ReadonlyArray<Record<string, unknow
  */
 export const main = (argv: ReadonlyArray<string>, io: Io = processIo()): Effect.Effect<number> =>
   Effect.gen(function*() {
-    const parsed = yield* parse(argv)
-    if (parsed.help) {
-      yield* io.stdout(usage)
-      return 0
-    }
-    const operators = yield* load(parsed.entry, parsed.exportName, io.cwd)
-    const objects = yield* generateAll(operators, parsed)
-    if (parsed.out === undefined && parsed.output === undefined) {
-      yield* io.stdout(Manifests.toYaml(objects))
-      return 0
-    }
-    const written = yield* writeFiles(parsed, objects, io.cwd)
-    yield* io.stderr(written.map((file) => `wrote ${file}\n`).join(""))
+    // `--help` and `--completions SHELL` are printed on the Console: through `io`
+    const printed: Array<string> = []
+    yield* CommandLine.run(
+      reconcile(io),
+      argv,
+      (message, path) => new UsageError({ message: `${message} (see ${path.join(" ")} --help)` })
+    ).pipe(Effect.provideService(Console.Console, CommandLine.capture(printed)))
+    if (printed.length > 0) yield* io.stdout(`${printed.join("\n")}\n`)
     return 0
   }).pipe(
     Effect.catchTags({

@@ -15,7 +15,6 @@ import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import type * as Controller from "../Controller.js"
 import type { Handler } from "../Handler.js"
-import { alwaysLeader, LeaderElection } from "../LeaderElection.js"
 import { Manager } from "../Manager.js"
 import type { Predicate } from "../Predicates.js"
 import type * as Reconcile from "../Reconcile.js"
@@ -73,20 +72,24 @@ const defaults = {
   gracefulShutdownTimeout: Duration.seconds(30)
 }
 
-/** @internal */
-export const make = <E, R, RW>(
-  config: Controller.Config<E, R, RW>
-): Effect.Effect<Controller.Controller<E>, never, R | RW | Scope.Scope> =>
+/**
+ * The worker loop of a controller, without its sources: the queue, `maxConcurrentReconciles` workers, the reconcile of
+ * each key with its outcome's queue action, metrics and logs, and the graceful shutdown, registered on the current
+ * scope (the feed's scope closes first, then the queue drains within `gracefulShutdownTimeout`). `make` feeds it from
+ * its sources, `run` from a stream of requests.
+ */
+const loop = <R, X>(params: {
+  readonly name: string
+  readonly options: Controller.RunOptions
+  readonly reconcile: (request: Request.Request) => Effect.Effect<void, Reconcile.Outcome, R>
+  /** Where an unrecovered defect (`recoverPanics: false`) goes. */
+  readonly failure: Deferred.Deferred<never, X>
+}) =>
   Effect.gen(function*() {
-    const name = config.name
-    const options = config.options ?? {}
+    const { failure, name, options, reconcile } = params
     const workers = Math.max(1, Math.floor(options.maxConcurrentReconciles ?? defaults.maxConcurrentReconciles))
-    const cacheSyncTimeout = Duration.fromInputUnsafe(options.cacheSyncTimeout ?? defaults.cacheSyncTimeout)
     const gracefulShutdownTimeout = Duration.fromInputUnsafe(
       options.gracefulShutdownTimeout ?? defaults.gracefulShutdownTimeout
-    )
-    const disconnectLimit = Duration.toMillis(
-      Duration.fromInputUnsafe(options.sourceDisconnectLimit ?? defaults.sourceDisconnectLimit)
     )
     const reconcileTimeout = options.reconcileTimeout === undefined
       ? undefined
@@ -95,7 +98,6 @@ export const make = <E, R, RW>(
     const ignoreOutOfBand = options.outOfBandFailures === "ignore"
     // The queue constructor and the limiter: options, else the makers a Layer provides, else defaults.
     const { limiter, makeQueue } = yield* queueOptions.resolve(options)
-    const election = Option.getOrElse(yield* Effect.serviceOption(LeaderElection), () => alwaysLeader)
     // Metrics are updated synchronously against this context: its `MetricRegistry` holds the series.
     const context = yield* Effect.context<never>()
     const m = metrics.make(name)
@@ -124,10 +126,11 @@ export const make = <E, R, RW>(
     const traced = tracer !== Tracer.nativeTracer && (yield* References.TracerEnabled)
 
     const outer = yield* Effect.scope
-    // The queue, the sources and the workers live in scopes of their own, closed in order by the shutdown finalizer
-    // (registered before any source or worker starts), whatever the finalizer strategy of the caller's scope.
+    // The queue, the feed (sources or a stream) and the workers live in scopes of their own, closed in order by the
+    // shutdown finalizer (registered before anything is fed or any worker starts), whatever the finalizer strategy of
+    // the caller's scope.
     const queueScope = yield* Scope.make()
-    const sourcesScope = yield* Scope.make("sequential")
+    const feedScope = yield* Scope.make("sequential")
     const workersScope = yield* Scope.make("parallel")
     const workerFibers: Array<Fiber.Fiber<void>> = []
     let stopping = false
@@ -137,14 +140,13 @@ export const make = <E, R, RW>(
     const queue = yield* Scope.provide(makeQueue({ name, controller: name, rateLimiter: limiter }), queueScope)
     // Priorities and retries (`outOfBandFailures`): internal/controllerQueue.ts.
     const keys = controllerQueue.make({ queue, limiter, ignoreOutOfBand })
-    const failure = yield* Deferred.make<never, Controller.ControllerError<E>>()
 
-    // --- shutdown: stop sources, drain in-flight reconciles within the grace period, then interrupt.
+    // --- shutdown: stop the feed, drain in-flight reconciles within the grace period, then interrupt.
     yield* Scope.addFinalizer(
       outer,
       Effect.gen(function*() {
         stopping = true
-        yield* Scope.close(sourcesScope, Exit.void)
+        yield* Scope.close(feedScope, Exit.void)
         yield* queue.shutdown
         const drained = yield* Fiber.awaitAll(workerFibers).pipe(
           Effect.timeoutOption(gracefulShutdownTimeout),
@@ -161,19 +163,7 @@ export const make = <E, R, RW>(
         ? keys.add(Request.key(requests[0]!), priority)
         : Effect.forEach(requests, (request) => keys.add(Request.key(request), priority), { discard: true })
     // `debounce` (internal/debounce.ts): events of a key within the window collapse into one add.
-    const enqueue = yield* debounce.wrap(options.debounce, enqueueNow, sourcesScope)
-
-    // --- sources (internal/controllerSources.ts): with `warmup` they start now, else once this replica leads --
-    const sources = controllerSources.make<E>({
-      name,
-      scope: sourcesScope,
-      enqueue,
-      failure,
-      cacheSyncTimeout,
-      stopping: () => stopping
-    })
-    for (const w of config.watches) yield* sources.addInitial(w)
-    if (options.warmup === true || (yield* election.isLeader)) yield* sources.startAll
+    const enqueue = yield* debounce.wrap(options.debounce, enqueueNow, feedScope)
 
     // --- one reconcile --------------------------------------------------------
     // Per reconcile: the request's log annotations, a span only when traced, then the metrics, `decide` and `done` in
@@ -187,10 +177,10 @@ export const make = <E, R, RW>(
       // an `Effect.suspend` one step later: a throw becomes the same defect (a panic). Traced, it is made in the span.
       let run: Effect.Effect<void, Reconcile.Outcome | ReconcileTimeout, R>
       if (traced) {
-        run = Effect.suspend(() => config.reconcile(request))
+        run = Effect.suspend(() => reconcile(request))
       } else {
         try {
-          run = config.reconcile(request)
+          run = reconcile(request)
         } catch (defect) {
           run = Effect.die(defect)
         }
@@ -337,6 +327,61 @@ export const make = <E, R, RW>(
       })
     }).pipe(Effect.catchTag("WorkqueueShutdown", () => Effect.void))
 
+    /** Starts the workers (once; not after shutdown began). */
+    const startWorkers = Effect.gen(function*() {
+      if (stopping || started) return
+      for (let i = 0; i < workers; i++) workerFibers.push(yield* Effect.forkIn(worker, workersScope))
+      started = true
+      yield* Effect.logInfo("Starting workers").pipe(Effect.annotateLogs("worker count", workers))
+    })
+
+    /** Stops taking keys at once and interrupts the workers (leadership lost). */
+    const halt = Effect.suspend(() => {
+      stopping = true
+      return Effect.andThen(queue.shutdown, Fiber.interruptAll(workerFibers))
+    })
+
+    return {
+      queue,
+      enqueue,
+      feedScope,
+      workersScope,
+      startWorkers,
+      halt,
+      stopping: () => stopping,
+      started: () => started
+    }
+  })
+
+/** @internal */
+export const make = <E, R, RW>(
+  config: Controller.Config<E, R, RW>
+): Effect.Effect<Controller.Controller<E>, never, Manager | R | RW | Scope.Scope> =>
+  Effect.gen(function*() {
+    const name = config.name
+    const options = config.options ?? {}
+    const cacheSyncTimeout = Duration.fromInputUnsafe(options.cacheSyncTimeout ?? defaults.cacheSyncTimeout)
+    const disconnectLimit = Duration.toMillis(
+      Duration.fromInputUnsafe(options.sourceDisconnectLimit ?? defaults.sourceDisconnectLimit)
+    )
+    // The Manager supervises the controller (readiness, failure) and holds the replica's election.
+    const manager = yield* Manager
+    const election = manager.leaderElection
+    const failure = yield* Deferred.make<never, Controller.ControllerError<E>>()
+    const workers = yield* loop({ name, options, reconcile: config.reconcile, failure })
+
+    // --- sources (internal/controllerSources.ts): with `warmup` they start now, else once this replica leads --
+    const sources = controllerSources.make<E>({
+      name,
+      scope: workers.feedScope,
+      enqueue: workers.enqueue,
+      failure,
+      cacheSyncTimeout,
+      stopping: workers.stopping
+    })
+    for (const w of config.watches) yield* sources.addInitial(w)
+    if (options.warmup === true || (yield* election.isLeader)) yield* sources.startAll
+
     const startWorkers = Effect.gen(function*() {
       if (!sources.started()) {
         yield* election.awaitLeadership
@@ -345,28 +390,17 @@ export const make = <E, R, RW>(
       yield* sources.awaitInitialSync
       yield* Effect.logDebug("sources synced")
       yield* election.awaitLeadership
-      if (stopping) return
-      for (let i = 0; i < workers; i++) workerFibers.push(yield* Effect.forkIn(worker, workersScope))
-      started = true
-      yield* Effect.logInfo("Starting workers").pipe(Effect.annotateLogs("worker count", workers))
+      yield* workers.startWorkers
     }).pipe(
       Effect.catch((error) => Deferred.fail(failure, error)),
       Effect.annotateLogs({ controller: name })
     )
-    yield* Effect.forkIn(startWorkers, workersScope)
+    yield* Effect.forkIn(startWorkers, workers.workersScope)
 
     // Leadership lost: stop the workers and fail.
     yield* election.awaitLoss.pipe(
-      Effect.flatMap((lost) =>
-        Effect.andThen(
-          Effect.suspend(() => {
-            stopping = true
-            return Effect.andThen(queue.shutdown, Fiber.interruptAll(workerFibers))
-          }),
-          Deferred.fail(failure, lost)
-        )
-      ),
-      Effect.forkIn(sourcesScope)
+      Effect.flatMap((lost) => Effect.andThen(workers.halt, Deferred.fail(failure, lost))),
+      Effect.forkIn(workers.feedScope)
     )
 
     const synced = sources.synced
@@ -379,7 +413,7 @@ export const make = <E, R, RW>(
             health._tag === "Disconnected" && now - health.since > disconnectLimit)))
     const controller: Controller.Controller<E> = {
       name,
-      queue,
+      queue: workers.queue,
       synced,
       // Before its sources start (a follower without warmup) a controller is ready: readiness ignores leadership.
       ready: Effect.flatMap(Effect.sync(sources.runningSynced), (ok) =>
@@ -387,12 +421,32 @@ export const make = <E, R, RW>(
           ? Effect.map(disconnected, (ws) =>
             ws.length === 0)
           : Effect.succeed(false)),
-      started: Effect.sync(() => started),
+      started: Effect.sync(workers.started),
       await: Deferred.await(failure),
       watch: sources.add
     }
+    yield* manager.register({ name, ready: controller.ready, await: controller.await })
     return controller
   })
+
+/** @internal */
+export const run = <E, R, RS>(config: Controller.RunConfig<E, R, RS>): Effect.Effect<never, E, R | RS> =>
+  Effect.scoped(Effect.gen(function*() {
+    const failure = yield* Deferred.make<never, E>()
+    const workers = yield* loop({
+      name: config.name,
+      options: config.options ?? {},
+      reconcile: config.reconcile,
+      failure
+    })
+    yield* workers.startWorkers.pipe(Effect.annotateLogs({ controller: config.name }))
+    // The requests: each one is added to the queue; a failed stream fails `run` (after the graceful shutdown).
+    yield* Stream.runForEach(config.requests, (request) => workers.enqueue([request])).pipe(
+      Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Deferred.failCause(failure, cause)),
+      Effect.forkIn(workers.feedScope)
+    )
+    return yield* Deferred.await(failure)
+  }))
 
 /**
  * A `Retryable`'s or `Terminal`'s error on one line: its cause as `_tag: message` (`Logging.formatError`), preceded by
@@ -405,13 +459,3 @@ const outcomeText = (outcome: Reconcile.Retryable | Reconcile.Terminal): string 
   if (inner === undefined || inner.includes(message)) return inner ?? message
   return `${message}: ${inner}`
 }
-
-/** Makes the controller and registers it with the Manager, if there is one. @internal */
-export const register = <E, R, RW>(config: Controller.Config<E, R, RW>) =>
-  Effect.gen(function*() {
-    const controller = yield* make(config)
-    const manager = yield* Effect.serviceOption(Manager)
-    if (Option.isSome(manager)) {
-      yield* manager.value.register({ name: controller.name, ready: controller.ready, await: controller.await })
-    }
-  })

@@ -46,7 +46,7 @@ export interface ControllerQueue {
   readonly clearRetry: (key: string) => void
 }
 
-/** The queue as a priority queue, when it is one (by shape: `PriorityWorkqueue.make` or a compatible queue). */
+/** The queue as a priority queue, when it is one (by shape: a `Workqueue.Priority` make builds one). */
 const asPriority = (queue: Workqueue.Workqueue.Service): PriorityWorkqueue.PriorityWorkqueue.Service | undefined =>
   "addWithOptions" in queue && "takeWithPriority" in queue
     ? queue as PriorityWorkqueue.PriorityWorkqueue.Service
@@ -55,7 +55,7 @@ const asPriority = (queue: Workqueue.Workqueue.Service): PriorityWorkqueue.Prior
 /** @internal */
 export const make = (options: {
   readonly queue: Workqueue.Workqueue.Service
-  readonly limiter: RateLimiter.RateLimiter.Service
+  readonly limiter: RateLimiter.RateLimiter
   readonly ignoreOutOfBand: boolean
 }): ControllerQueue => {
   const { ignoreOutOfBand, limiter, queue } = options

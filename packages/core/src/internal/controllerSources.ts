@@ -2,6 +2,9 @@
  * The sources of one controller: the watches it was made with plus those added by `Controller.addWatch`, before
  * the sources start (queued, started with the others) or after (started at once). Tracks which have synced and
  * which are disconnected, for the controller's `synced` / `ready` and its cache-sync timeout.
+ *
+ * A source of a controller, {@link Watch}, is declared here and re-exported by the public `Controller` module,
+ * which this module does not import.
  */
 import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
@@ -11,13 +14,37 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import type * as Controller from "../Controller.js"
-import { CacheSyncTimeout, SourceFailed } from "../Controller.js"
+import type * as Request from "../Request.js"
+import type { Health } from "../Source.js"
+import { CacheSyncTimeout, type ControllerError, SourceFailed } from "./controllerError.js"
 
-type Enqueue = Parameters<Controller.Watch["run"]>[0]
+/**
+ * One source with its predicates and handler; the object type is erased so
+ * that a controller can watch several kinds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Watch<E = never, R = never> {
+  /** The source's name (used in sync-timeout errors and logs). */
+  readonly name: string
+  /**
+   * Runs the source, feeding the requests its handler yields to `enqueue`, with the priority of the event that
+   * caused them (used by a priority queue; absent: 0).
+   */
+  readonly run: (
+    enqueue: (requests: ReadonlyArray<Request.Request>, priority?: number | undefined) => Effect.Effect<void>
+  ) => Effect.Effect<void, E, R>
+  /** Completes once the source has synced. */
+  readonly synced: Effect.Effect<void>
+  /** The source's connection (`Source.health`); absent: always connected. */
+  readonly health?: Effect.Effect<Health> | undefined
+}
+
+type Enqueue = Parameters<Watch["run"]>[0]
 
 interface Entry<E> {
-  readonly watch: Controller.Watch<E, any>
+  readonly watch: Watch<E, any>
   readonly context: Context.Context<any>
   /** Completes when the source has synced, or when it is removed (nobody waits for a removed source). */
   readonly done: Deferred.Deferred<void>
@@ -35,13 +62,13 @@ export interface Sources<E> {
   /** Waits for the sources started by `startAll` to sync, failing with `CacheSyncTimeout` after the timeout. */
   readonly awaitInitialSync: Effect.Effect<void, CacheSyncTimeout>
   /** Adds a source, removed when the scope of the call closes. */
-  readonly add: <R>(watch: Controller.Watch<E, R>) => Effect.Effect<void, never, R | Scope.Scope>
+  readonly add: <R>(watch: Watch<E, R>) => Effect.Effect<void, never, R | Scope.Scope>
   /** Adds one of the controller's own sources (queued until `startAll`; stopped with the controller). */
-  readonly addInitial: <R>(watch: Controller.Watch<E, R>) => Effect.Effect<void, never, R>
+  readonly addInitial: <R>(watch: Watch<E, R>) => Effect.Effect<void, never, R>
   /** Whether every source has been started and has synced. */
   readonly synced: Effect.Effect<boolean>
   /** The sources that run now (for readiness). */
-  readonly running: () => ReadonlyArray<Controller.Watch<E, any>>
+  readonly running: () => ReadonlyArray<Watch<E, any>>
   /** Whether every running source has synced. */
   readonly runningSynced: () => boolean
 }
@@ -51,7 +78,7 @@ export const make = <E>(options: {
   readonly name: string
   readonly scope: Scope.Scope
   readonly enqueue: Enqueue
-  readonly failure: Deferred.Deferred<never, Controller.ControllerError<E>>
+  readonly failure: Deferred.Deferred<never, ControllerError<E>>
   readonly cacheSyncTimeout: Duration.Duration
   /** Whether the controller is shutting down: nothing starts any more. */
   readonly stopping: () => boolean
@@ -125,7 +152,7 @@ export const make = <E>(options: {
         })
       )
     ),
-    addInitial: <R>(watch: Controller.Watch<E, R>) =>
+    addInitial: <R>(watch: Watch<E, R>) =>
       Effect.gen(function*() {
         entries.add({
           watch,
@@ -135,7 +162,7 @@ export const make = <E>(options: {
           scope: undefined
         })
       }),
-    add: <R>(watch: Controller.Watch<E, R>) =>
+    add: <R>(watch: Watch<E, R>) =>
       Effect.gen(function*() {
         if (options.stopping()) return
         const entry: Entry<E> = {

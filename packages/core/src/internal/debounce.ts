@@ -2,8 +2,19 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
-import type * as Controller from "../Controller.js"
 import * as Request from "../Request.js"
+
+/**
+ * The `debounce` option: a window, or a window with the longest a burst may be
+ * held (`maxWait`, at least `window`; default `window`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Debounce = Duration.Input | {
+  readonly window: Duration.Input
+  readonly maxWait?: Duration.Input | undefined
+}
 
 /** A resolved debounce: both in ms, `maxWait >= window > 0`. @internal */
 export interface Resolved {
@@ -17,7 +28,7 @@ const millis = (input: Duration.Input): number => {
 }
 
 /** The `debounce` option in ms; `undefined` when off (absent or a window of zero). @internal */
-export const resolve = (option: Controller.Debounce | undefined): Resolved | undefined => {
+export const resolve = (option: Debounce | undefined): Resolved | undefined => {
   if (option === undefined) return undefined
   const { maxWait, window } = typeof option === "object" && option !== null && "window" in option
     ? option
@@ -103,7 +114,7 @@ interface Item {
  * @internal
  */
 export const wrap = (
-  option: Controller.Debounce | undefined,
+  option: Debounce | undefined,
   enqueue: Enqueue,
   scope: Scope.Scope
 ): Effect.Effect<Enqueue> => {

@@ -40,7 +40,7 @@ export const ownerRequests = (options: {
   readonly apiVersion: string
   readonly kind: string
   readonly onlyController?: boolean | undefined
-  readonly clusterScoped?: boolean | undefined
+  readonly scope?: "Namespaced" | "Cluster" | undefined
 }) => {
   const group = groupOf(options.apiVersion)
   const onlyController = options.onlyController ?? true
@@ -53,7 +53,7 @@ export const ownerRequests = (options: {
   }
   return (objects: ReadonlyArray<HasMetadata>): ReadonlyArray<Request.Request> =>
     dedupe(objects.map((obj) => {
-      const namespace = options.clusterScoped === true ? undefined : ObjectMeta.namespace(obj)
+      const namespace = options.scope === "Cluster" ? undefined : ObjectMeta.namespace(obj)
       return refsOf(obj).filter(matches).map((ref) => Request.make(ref.name, namespace))
     }))
 }

@@ -4,13 +4,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as HealthServer from "../HealthServer.js"
+import { LeaderElection } from "../LeaderElection.js"
 import { Manager, ManagerError } from "../Manager.js"
 
 /** @internal */
 export const make = (
   options: Manager.Options = {}
-): Effect.Effect<Manager.Service, HealthServer.HealthServerError, Scope.Scope> =>
+): Effect.Effect<Manager.Service, HealthServer.HealthServerError, LeaderElection | Scope.Scope> =>
   Effect.gen(function*() {
+    const leaderElection = yield* LeaderElection
     const runnables = new Set<Manager.Runnable>()
     const failure = yield* Deferred.make<never, ManagerError>()
     const ready = Effect.suspend(() =>
@@ -47,14 +49,16 @@ export const make = (
       ready,
       metricsAddress,
       healthAddress,
-      await: Deferred.await(failure)
+      await: Deferred.await(failure),
+      leaderElection
     }
     return service
   })
 
 /** @internal */
-export const layer = (options?: Manager.Options): Layer.Layer<Manager, HealthServer.HealthServerError> =>
-  Layer.effect(Manager, make(options))
+export const layer = (
+  options?: Manager.Options
+): Layer.Layer<Manager, HealthServer.HealthServerError, LeaderElection> => Layer.effect(Manager, make(options))
 
 /** @internal */
 export const launch = <E, R>(app: Layer.Layer<Manager, E, R>): Effect.Effect<never, E | ManagerError, R> =>

@@ -1,30 +1,34 @@
-import { PriorityWorkqueue, RateLimiter, Workqueue } from "@reconcile/workqueue"
+import { RateLimiter, Workqueue } from "@reconcile/workqueue"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import type * as Controller from "../Controller.js"
+import type * as Scope from "effect/Scope"
 
 /**
- * A controller's queue constructor and rate limiter: the options first, then
- * the makers provided by Layers (`Workqueue.layerMaker`, `RateLimiter.layer`),
- * then the defaults (FIFO queue; `RateLimiter.priorityDefault` for the
- * priority queue, else `RateLimiter.controllerDefault`). The limiter is made
- * here, for this controller only.
+ * A controller's queue and rate limiter: the options first, then the settings
+ * Layers provide (`Workqueue.Maker`, `RateLimiter.Maker`), whose defaults are
+ * the FIFO queue and the queue kind's own limiter (`RateLimiter.priorityDefault`
+ * for a priority queue, else `RateLimiter.controllerDefault`). The kind is the
+ * queue's tag, so a wrapped priority constructor gets the priority defaults.
+ * The limiter is made here, for this controller only. It reads the two options
+ * of `Controller.RunOptions` that choose them.
  *
  * @internal
  */
-export const resolve = (options: Controller.Options) =>
+export const resolve = (options: {
+  readonly queue?: Workqueue.Make | undefined
+  readonly rateLimiter?: RateLimiter.Make | undefined
+}): Effect.Effect<{
+  readonly makeQueue: (
+    options: Workqueue.Workqueue.Options
+  ) => Effect.Effect<Workqueue.Workqueue.Service, never, Scope.Scope>
+  readonly priority: boolean
+  readonly limiter: RateLimiter.RateLimiter
+}> =>
   Effect.gen(function*() {
-    const makeQueue: Workqueue.Workqueue.Make = typeof options.queue === "function"
-      ? options.queue
-      : options.queue === "priority"
-      ? PriorityWorkqueue.make
-      : options.queue === "fifo"
-      ? Workqueue.make
-      : Option.getOrElse(yield* Effect.serviceOption(Workqueue.Maker), () => Workqueue.make)
-    const priority = makeQueue === PriorityWorkqueue.make
+    const queue = options.queue ?? (yield* Workqueue.Maker)
+    const priority = queue._tag === "Priority"
     const limiter = yield* RateLimiter.resolve(
       options.rateLimiter,
       priority ? RateLimiter.priorityDefault : RateLimiter.controllerDefault
     )
-    return { makeQueue, priority, limiter }
+    return { makeQueue: queue.make, priority, limiter }
   })

@@ -43,7 +43,7 @@ const reserved = new Set([
   "Finalizer",
   "KubeClient",
   "KubeController",
-  "KubeError",
+  "KubeOutcome",
   "Layer",
   "Main",
   "Object",

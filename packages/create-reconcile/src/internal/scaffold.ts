@@ -183,6 +183,7 @@ export const markers = {
   imports: "// create-reconcile api: imports",
   resources: "// create-reconcile api: resources",
   controllers: "// create-reconcile api: controllers",
+  layers: "// create-reconcile api: layers",
   samples: "// create-reconcile api: samples"
 } as const
 
@@ -238,11 +239,13 @@ export const addKind = (options: AddKindOptions): Written => {
     `import * as ${names.Kind}Controller from "${controllerModule}"`
   ])
   operator = operator && insertAt(operator, markers.resources, [`${names.Kind},`])
-  operator = operator && insertAt(operator, markers.controllers, [`${names.Kind}Controller.layer,`])
+  operator = operator && insertAt(operator, markers.controllers, [`${names.Kind}Controller.controller,`])
+  operator = operator && insertAt(operator, markers.layers, [`${names.Kind}Controller.layer,`])
   if (operator === undefined) {
     throw new ScaffoldError(
-      `src/operator.ts lacks a marker comment (${Object.values(markers).slice(0, 3).join(", ")}): ` +
-        `restore them, or register ${names.Kind} and ${names.Kind}Controller.layer in Operator.make yourself`
+      `src/operator.ts lacks a marker comment (${Object.values(markers).slice(0, 4).join(", ")}): ` +
+        `restore them, or register ${names.Kind}, ${names.Kind}Controller.controller and ` +
+        `${names.Kind}Controller.layer in Operator.make yourself`
     )
   }
   files.set("src/operator.ts", operator)

@@ -6,7 +6,8 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 import type * as Cache from "../Cache.js"
 import type * as Informer from "../Informer.js"
 import * as KubeClient from "../KubeClient.js"
-import * as KubeError from "../KubeError.js"
+import type * as KubeError from "../KubeError.js"
+import * as KubeStatus from "../KubeStatus.js"
 import type * as Resource from "../Resource.js"
 import { Namespace as Namespaces } from "../Resource.js"
 import type * as Watcher from "../Watcher.js"
@@ -113,7 +114,7 @@ export interface LiveReader {
 }
 
 const notFound = (resource: Resource.Resource<any>, name: string) =>
-  KubeError.fromStatus({
+  KubeStatus.toError({
     kind: "Status",
     apiVersion: "v1",
     status: "Failure",
@@ -136,10 +137,10 @@ export const make = (
     const only = options.namespace
     /** A namespaced kind's selection in a cache restricted to one namespace (`options.namespace`) is that namespace. */
     const restrict = (resource: Resource.Resource<any>, selection: Cache.Selection): Cache.Selection =>
-      only !== undefined && resource.namespaced ? { ...selection, namespace: only } : selection
+      only !== undefined && resource.scope === "Namespaced" ? { ...selection, namespace: only } : selection
     /** The namespace a `get`/`list` reads: the one asked for, else the cache's own for a namespaced kind. */
     const readIn = (resource: Resource.Resource<any>, namespace: string | undefined) =>
-      namespace ?? (resource.namespaced ? only : undefined)
+      namespace ?? (resource.scope === "Namespaced" ? only : undefined)
 
     const informer = <A extends HasMetadata>(resource: Resource.Resource<A>, requested: Cache.Selection = {}) =>
       SynchronizedRef.modifyEffect(informers, (map) => {

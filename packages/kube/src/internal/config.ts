@@ -1,11 +1,29 @@
 import { KubeConfig } from "@kubernetes/client-node"
 import * as Config from "effect/Config"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { KubeConfigError } from "../Kube.js"
 import { redact } from "./errors.js"
+
+/**
+ * The kubeconfig could not be loaded or does not describe a usable cluster.
+ * `source` names the file (or `<string>`, `in-cluster`, `default`), `reason`
+ * says what is wrong; neither ever quotes credentials.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{
+  readonly source: string
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message(): string {
+    return `kubeconfig ${this.source}: ${this.reason}`
+  }
+}
 
 const serviceAccountRoot = "/var/run/secrets/kubernetes.io/serviceaccount"
 

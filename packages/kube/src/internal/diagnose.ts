@@ -5,6 +5,7 @@
  */
 import type * as KubeError from "../KubeError.js"
 import { redact } from "./errors.js"
+import type { Diagnosis, PolicyRule, Status } from "./kubeError.js"
 
 /** A request path read as kube-apiserver does. @internal */
 export interface PathInfo {
@@ -71,15 +72,20 @@ const verbOf = (method: string, named: boolean, watch: boolean): string => {
   }
 }
 
-/** What the client knows beyond the error. @internal */
-export interface Context {
+/**
+ * What the client knows about a request beyond its error, for `Diagnosis.diagnose`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DiagnoseContext {
   /** The API server's URL. */
   readonly server?: string | undefined
-  /** The kubeconfig context, when the client was loaded from one. */
+  /** The kubeconfig context the client was loaded with. */
   readonly context?: string | undefined
-  /** The kind of the resource requested, when known (`Greeting`). */
+  /** The kind of the resource requested (`Greeting`), for the message of a missing CRD. */
   readonly kind?: string | undefined
-  /** Whether the request was a watch (its path carries no `watch=true`). */
+  /** Whether the request was a watch. */
   readonly watch?: boolean | undefined
 }
 
@@ -104,15 +110,15 @@ const forbiddenPattern = new RegExp(
 const yamlList = (xs: ReadonlyArray<string>) => `[${xs.map((x) => x === "" ? `""` : x).join(", ")}]`
 
 /** The rule that grants `verb` on `resource` (with its subresource) of `group`, as a YAML flow mapping. @internal */
-export const formatRule = (rule: KubeError.PolicyRule): string =>
+export const formatRule = (rule: PolicyRule): string =>
   `{apiGroups: ${yamlList(rule.apiGroups)}, resources: ${yamlList(rule.resources)}, verbs: ${yamlList(rule.verbs)}}`
 
-const where = (ctx: Context) =>
+const where = (ctx: DiagnoseContext) =>
   `${ctx.server !== undefined ? ` at ${ctx.server}` : ""}${
     ctx.context !== undefined ? ` (kubeconfig context "${ctx.context}")` : ""
   }`
 
-const notInstalled = (info: PathInfo, ctx: Context): KubeError.Diagnosis => {
+const notInstalled = (info: PathInfo, ctx: DiagnoseContext): Diagnosis => {
   const kind = ctx.kind !== undefined ? ` ${ctx.kind}` : ` ${info.resource}`
   if (isBuiltinGroup(info.group)) {
     return {
@@ -132,7 +138,7 @@ const notInstalled = (info: PathInfo, ctx: Context): KubeError.Diagnosis => {
 }
 
 /** The namespace a 404 says does not exist (`namespaces "x" not found`), when it is not what the request was about. */
-const missingNamespace = (status: KubeError.Status, info: PathInfo | undefined): string | undefined => {
+const missingNamespace = (status: Status, info: PathInfo | undefined): string | undefined => {
   const details = status.details
   let name: string | undefined
   if (details?.kind === "namespaces" && details.name !== undefined && details.name !== "") name = details.name
@@ -147,13 +153,13 @@ const missingNamespace = (status: KubeError.Status, info: PathInfo | undefined):
 }
 
 /** @internal */
-export const namespaceMissing = (namespace: string): KubeError.Diagnosis => ({
+export const namespaceMissing = (namespace: string): Diagnosis => ({
   problem: "NamespaceNotFound",
   summary: `namespace "${namespace}" does not exist`,
   fix: `kubectl create namespace ${namespace}`
 })
 
-const forbidden = (status: KubeError.Status, info: PathInfo | undefined): KubeError.Diagnosis | undefined => {
+const forbidden = (status: Status, info: PathInfo | undefined): Diagnosis | undefined => {
   const message = status.message ?? ""
   const m = forbiddenPattern.exec(message)
   if (m === null) return undefined
@@ -166,7 +172,7 @@ const forbidden = (status: KubeError.Status, info: PathInfo | undefined): KubeEr
     string | undefined
   ]
   const scope = namespace !== undefined ? namespace : info?.namespace
-  const rule: KubeError.PolicyRule = { apiGroups: [group], resources: [resourceText], verbs: [verb] }
+  const rule: PolicyRule = { apiGroups: [group], resources: [resourceText], verbs: [verb] }
   const subject = user.startsWith("system:serviceaccount:")
     ? `the service account ${user.slice("system:serviceaccount:".length).replace(":", "/")} (${user})`
     : `the user "${user}"`
@@ -184,7 +190,7 @@ const forbidden = (status: KubeError.Status, info: PathInfo | undefined): KubeEr
   }
 }
 
-const unauthorized = (ctx: Context): KubeError.Diagnosis => ({
+const unauthorized = (ctx: DiagnoseContext): Diagnosis => ({
   problem: "Unauthorized",
   summary: `the API server${where(ctx)} rejected the credentials (401 Unauthorized)`,
   fix: "the token may have expired; refresh it (log in again, or get a new kubeconfig)"
@@ -260,7 +266,7 @@ export const connectionCause = (cause: unknown, server: string | undefined): str
   return `${code !== undefined ? `${code} ` : ""}${redact(message)}`
 }
 
-const unreachable = (cause: unknown, ctx: Context): KubeError.Diagnosis => ({
+const unreachable = (cause: unknown, ctx: DiagnoseContext): Diagnosis => ({
   problem: "Unreachable",
   summary: `cannot reach the API server${where(ctx)}`,
   fix: connectionCause(cause, ctx.server)
@@ -273,7 +279,7 @@ const unreachable = (cause: unknown, ctx: Context): KubeError.Diagnosis => ({
  *
  * @internal
  */
-export const diagnose = (error: KubeError.KubeError, ctx: Context = {}): KubeError.Diagnosis | undefined => {
+export const diagnose = (error: KubeError.KubeError, ctx: DiagnoseContext = {}): Diagnosis | undefined => {
   switch (error._tag) {
     case "NotFound": {
       const info = error.request === undefined
@@ -323,12 +329,12 @@ export const isFatalAtStart = (error: KubeError.KubeError): boolean =>
   "diagnosis" in error && error.diagnosis !== undefined
 
 /** What each diagnosed error was diagnosed with, so a later diagnosis (adding the kind) keeps the server. */
-const contexts = new WeakMap<object, Context>()
+const contexts = new WeakMap<object, DiagnoseContext>()
 
-const merge = (a: Context | undefined, b: Context): Context => {
+const merge = (a: DiagnoseContext | undefined, b: DiagnoseContext): DiagnoseContext => {
   const out: Record<string, unknown> = { ...a }
   for (const [k, v] of Object.entries(b)) if (v !== undefined) out[k] = v
-  return out as Context
+  return out as DiagnoseContext
 }
 
 /** The fields an error was made with (`cause` is not enumerable on errors). */
@@ -348,10 +354,10 @@ const fieldsOf = (error: KubeError.KubeError): Record<string, unknown> => {
  */
 export const withDiagnosis = <E extends KubeError.KubeError>(
   error: E,
-  diagnosis: KubeError.Diagnosis | undefined
+  diagnosis: Diagnosis | undefined
 ): E => {
   if (diagnosis === undefined || error._tag === "Decode" || error._tag === "Encode") return error
-  const current = (error as { readonly diagnosis?: KubeError.Diagnosis }).diagnosis
+  const current = (error as { readonly diagnosis?: Diagnosis }).diagnosis
   if (
     current !== undefined && current.summary === diagnosis.summary && current.fix === diagnosis.fix
   ) return error
@@ -362,35 +368,9 @@ export const withDiagnosis = <E extends KubeError.KubeError>(
 }
 
 /** Diagnoses `error` with `ctx` (added to what it was diagnosed with before) and attaches the result. @internal */
-export const attach = <E extends KubeError.KubeError>(error: E, ctx: Context = {}): E => {
+export const attach = <E extends KubeError.KubeError>(error: E, ctx: DiagnoseContext = {}): E => {
   const merged = merge(contexts.get(error), ctx)
   const result = withDiagnosis(error, diagnose(error, merged))
   contexts.set(result, merged)
   return result
-}
-
-/** The KubeErrors along `cause` properties and in Effect Causes (`reasons`), diagnosed ones first. @internal */
-export const find = (u: unknown): KubeError.KubeError | undefined => {
-  const found: Array<KubeError.KubeError> = []
-  const seen = new Set<unknown>()
-  const visit = (v: unknown, depth: number): void => {
-    if (depth > 8 || typeof v !== "object" || v === null || seen.has(v)) return
-    seen.add(v)
-    if (Symbol.for("@reconcile/kube/KubeError") in v) {
-      found.push(v as KubeError.KubeError)
-      return
-    }
-    const reasons = (v as { reasons?: unknown }).reasons
-    if (Array.isArray(reasons)) {
-      for (const reason of reasons) {
-        const r = reason as { error?: unknown; defect?: unknown }
-        visit(r.error, depth + 1)
-        visit(r.defect, depth + 1)
-      }
-    }
-    if ("cause" in v) visit((v as { cause?: unknown }).cause, depth + 1)
-    if ("error" in v) visit((v as { error?: unknown }).error, depth + 1)
-  }
-  visit(u, 0)
-  return found.find((e) => isFatalAtStart(e)) ?? found[0]
 }

@@ -152,7 +152,7 @@ export const reconcile = <A extends HasMetadata, R1 = never, R2 = never, R3 = ne
     }
     // a live object that does not decode: nothing to apply (and no finalizer needed until apply runs); its handler
     // gets the server's state too, so a deletion the cache has not seen yet is processed now
-    if (Undecodable.is(object)) return confirmed ? onUndecodable(object) : confirm(object, attempt)
+    if (Undecodable.isUndecodable(object)) return confirmed ? onUndecodable(object) : confirm(object, attempt)
     if (has(object, name)) return confirmed ? options.apply(object) : confirm(object, attempt)
     if (attempt >= attempts) return Effect.fail(exhausted(object, "adding the finalizer to"))
     const patch = addPatch(object, name)

@@ -9,12 +9,12 @@ import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 import type * as Informer from "../Informer.js"
 import type * as KubeError from "../KubeError.js"
+import * as Store from "../Store.js"
 import * as Undecodable from "../Undecodable.js"
 import type * as Watcher from "../Watcher.js"
 import * as Watch from "../Watcher.js"
 import { intern } from "./intern.js"
-import { keyOf, MutableStore } from "./store.js"
-import * as internalUndecodable from "./undecodable.js"
+import { MutableStore } from "./store.js"
 
 const internLabels = (labels: unknown): unknown => {
   if (typeof labels !== "object" || labels === null) return labels
@@ -34,13 +34,7 @@ export const stripManagedFields = <A extends HasMetadata>(object: A): A => {
   return { ...object, metadata: rest }
 }
 
-const rv = (object: HasMetadata) => object.metadata?.resourceVersion
-const uid = (object: HasMetadata) => object.metadata?.uid
-
 type UndecodableEvent = Event.Event<Undecodable.Undecodable>
-
-/** A published batch: its number, the events of decoded objects, the events of undecodable ones. */
-type Batch<A> = readonly [number, ReadonlyArray<Event.Event<A>>, ReadonlyArray<UndecodableEvent>]
 
 /** Counts objects an informer received that did not decode (list items and watch events), by kind. @internal */
 export const decodeFailuresTotal = Metric.counter("informer_decode_failures_total", {
@@ -52,127 +46,21 @@ export const undecodableObjects = Metric.gauge("informer_undecodable_objects", {
   description: "Objects an informer holds that exist but do not decode"
 })
 
-/**
- * The reflector: applies watcher events to the store and returns the core
- * events they mean — for decoded objects (`out`) and for objects that do not
- * decode (`undecodable`). A key is decoded or undecodable, never both: when an
- * object stops decoding its decoded copy goes (a `Delete` with
- * `finalStateUnknown`, since the server still has it) and it becomes
- * undecodable (a `Create`); when it decodes again, the reverse.
- *
- * @internal
- */
-export class Reflector<A extends HasMetadata> {
-  readonly store = new MutableStore<A>()
-  private buffer: Map<string, A> | undefined
-  private undecodableBuffer: Map<string, Undecodable.Undecodable> | undefined
-  synced = false
-
-  constructor(private readonly transform: (a: A) => A) {}
-
-  apply(
-    event: Watcher.WatcherEvent<A>,
-    out: Array<Event.Event<A>>,
-    undecodable: Array<Event.Event<Undecodable.Undecodable>>
-  ): void {
-    switch (event._tag) {
-      case "Init":
-        this.buffer = new Map()
-        this.undecodableBuffer = new Map()
-        return
-      case "InitApply": {
-        const object = this.transform(event.object)
-        this.buffer?.set(keyOf(object), object)
-        return
-      }
-      case "InitDone": {
-        const next = this.buffer ?? new Map<string, A>()
-        const nextUndecodable = this.undecodableBuffer ?? new Map<string, Undecodable.Undecodable>()
-        this.buffer = undefined
-        this.undecodableBuffer = undefined
-        const initial = !this.synced
-        for (const [key, object] of next) {
-          const old = this.store.getByKey(key)
-          if (old === undefined) out.push(Event.create(object, { initial }))
-          // after a reset server's relist, another object (uid) may have the name and even the resourceVersion
-          else if (rv(old) !== rv(object) || uid(old) !== uid(object)) out.push(Event.update(old, object))
-        }
-        for (const key of this.store.keys()) {
-          if (!next.has(key)) out.push(Event.delete(this.store.getByKey(key)!, { finalStateUnknown: true }))
-        }
-        for (const [key, object] of nextUndecodable) {
-          const old = this.store.undecodableByKey(key)
-          if (old === undefined) undecodable.push(Event.create(object, { initial }))
-          else if (rv(old) !== rv(object) || uid(old) !== uid(object)) undecodable.push(Event.update(old, object))
-        }
-        for (const key of this.store.undecodableKeys()) {
-          if (!nextUndecodable.has(key)) {
-            undecodable.push(Event.delete(this.store.undecodableByKey(key)!, { finalStateUnknown: true }))
-          }
-        }
-        this.store.replace(next, nextUndecodable)
-        this.synced = true
-        return
-      }
-      case "Apply": {
-        const object = this.transform(event.object)
-        const key = keyOf(object)
-        const was = this.store.removeUndecodable(key)
-        if (was !== undefined) undecodable.push(Event.delete(was))
-        const old = this.store.upsert(object, key)
-        out.push(old === undefined ? Event.create(object) : Event.update(old, object))
-        return
-      }
-      case "Delete": {
-        const key = keyOf(event.object)
-        const was = this.store.removeUndecodable(key)
-        if (was !== undefined) undecodable.push(Event.delete(was))
-        const old = this.store.remove(event.object)
-        if (old !== undefined || was === undefined) out.push(Event.delete(old ?? this.transform(event.object)))
-        return
-      }
-      case "Undecodable": {
-        const object = internalUndecodable.fromDecode(event.error)
-        if (object === undefined) return
-        const key = keyOf(object)
-        if (event.event === "InitApply") {
-          this.undecodableBuffer?.set(key, object)
-          return
-        }
-        // the decoded copy no longer says what is on the server
-        const stale = this.store.getByKey(key)
-        if (stale !== undefined) {
-          this.store.remove(stale)
-          out.push(Event.delete(stale, { finalStateUnknown: true }))
-        }
-        if (event.event === "Delete") {
-          this.store.removeUndecodable(key)
-          undecodable.push(Event.delete(object))
-          return
-        }
-        const old = this.store.upsertUndecodable(object)
-        undecodable.push(old === undefined ? Event.create(object) : Event.update(old, object))
-        return
-      }
-    }
-  }
-}
-
 /** @internal */
 export const make = <A extends HasMetadata>(
   listWatch: Watcher.ListWatch<A>,
   options: Informer.Options<A> = {}
 ) =>
   Effect.gen(function*() {
-    const reflector = new Reflector<A>(options.transform ?? stripManagedFields)
-    // Every batch of events is numbered, and applying it to the store and publishing it happen in
-    // one synchronous step. A subscriber notes the number its snapshot of the store corresponds to
-    // and skips older batches still in its queue: nothing is seen twice, nothing is missed.
-    let published = 0
-    const pubsub = yield* PubSub.unbounded<Batch<A>>()
-    const synced = yield* Deferred.make<void, KubeError.KubeError>()
+    const store = new MutableStore<A>()
+    // The reflector applies each chunk of watcher events in one synchronous step and says at which revision of the
+    // store it left it; the changes are published in order. A subscriber notes the revision its snapshot of the
+    // store was read at and skips the changes it already holds: nothing is seen twice, nothing is missed.
+    let synced = false
+    const pubsub = yield* PubSub.unbounded<Store.Changes<A>>()
+    const firstList = yield* Deferred.make<void, KubeError.KubeError>()
     /** Completes (as a defect) with the startup failure: the informer's streams die with it. */
-    const failedAtStart = Effect.flatMap(Deferred.await(synced), () => Effect.never).pipe(
+    const failedAtStart = Effect.flatMap(Deferred.await(firstList), () => Effect.never).pipe(
       Effect.catch((error) => Effect.die(error))
     )
     const informerName = listWatch.name
@@ -197,7 +85,7 @@ export const make = <A extends HasMetadata>(
         }
         yield* Metric.update(
           Metric.withAttributes(undecodableObjects, { informer: informerName }),
-          reflector.store.undecodableCount()
+          store.undecodableCount()
         )
       })
     // the watch connection's health, for the sources' `health` (and the caller's own `onHealth`, if any)
@@ -217,65 +105,55 @@ export const make = <A extends HasMetadata>(
     const currentHealth = Effect.sync(() => health)
     // `startup` is "fail" unless `failAtStart: false`; the stream's error type is that of "fail" either way
     yield* Watch.watch(listWatch, watcherOptions as Watcher.Options & { readonly startup: "fail" }).pipe(
-      Stream.runForEachArray((chunk) =>
-        Effect.suspend(() => {
-          let initDone = false
-          const batch: Array<Event.Event<A>> = []
-          const undecodable: Array<UndecodableEvent> = []
-          let failures: Array<KubeError.Decode> | undefined
-          for (const event of chunk) {
-            reflector.apply(event, batch, undecodable)
-            if (event._tag === "InitDone") initDone = true
-            else if (event._tag === "Undecodable") (failures ??= []).push(event.error)
-          }
-          if (batch.length > 0 || undecodable.length > 0) {
-            PubSub.publishUnsafe(pubsub, [++published, batch, undecodable])
-          }
-          const done = initDone ? Deferred.succeed(synced, undefined) : Effect.void
-          return failures === undefined && undecodable.length === 0
-            ? done
-            : Effect.andThen(report(failures ?? [], undecodable), done)
-        })
-      ),
+      Store.reflector(store, { transform: options.transform ?? stripManagedFields }),
+      Stream.runForEach((changes) => {
+        if (changes.events.length > 0 || changes.undecodable.length > 0) PubSub.publishUnsafe(pubsub, changes)
+        if (changes.listed) synced = true
+        const done = changes.listed ? Deferred.succeed(firstList, undefined) : Effect.void
+        return changes.decodeFailures.length === 0 && changes.undecodable.length === 0
+          ? done
+          : Effect.andThen(report(changes.decodeFailures, changes.undecodable), done)
+      }),
       // a failure at start (a CRD not installed, 403, …: see `Watcher.Options.startup`) fails `synced` with it; the
       // failure is the report (a main program prints it once), so it is logged at debug only
       Effect.catch((error) =>
         Effect.andThen(
           Effect.logDebug(error.message).pipe(Effect.annotateLogs({ informer: informerName, error: error._tag })),
-          Deferred.fail(synced, error)
+          Deferred.fail(firstList, error)
         )
       ),
       Effect.forkScoped
     )
-    /** Stored objects as initial creates, then the live events `pick` takes from each batch (one chunk per batch). */
+    /** Stored objects as initial creates, then the live events `pick` takes from each change (one chunk each). */
     const subscribe = <B>(
       existing: () => ReadonlyArray<B>,
-      pick: (batch: Batch<A>) => ReadonlyArray<Event.Event<B>>
+      pick: (changes: Store.Changes<A>) => ReadonlyArray<Event.Event<B>>
     ): Stream.Stream<Event.Event<B>> =>
       Stream.unwrap(
         Effect.flatMap(PubSub.subscribe(pubsub), (subscription) =>
           Effect.sync(() => {
-            const seen = published
-            const initial = reflector.synced ? existing().map((object) => Event.create(object, { initial: true })) : []
+            // the store is empty until the first list is stored: before it, no initial creates
+            const seen = store.revision()
+            const initial = existing().map((object) => Event.create(object, { initial: true }))
             return Stream.concat(
               Stream.fromIterable(initial),
               Stream.fromSubscription(subscription).pipe(
-                Stream.filter((batch) => batch[0] > seen && pick(batch).length > 0),
-                Stream.map((batch) => pick(batch) as Arr.NonEmptyReadonlyArray<Event.Event<B>>),
+                Stream.filter((changes) => changes.revision > seen && pick(changes).length > 0),
+                Stream.map((changes) => pick(changes) as Arr.NonEmptyReadonlyArray<Event.Event<B>>),
                 Stream.flattenArray
               )
             ).pipe(Stream.interruptWhen(failedAtStart))
           }))
       )
-    const events = subscribe(() => reflector.store.list(), (batch) => batch[1])
-    const undecodableEvents = subscribe(() => reflector.store.listUndecodable(), (batch) => batch[2])
+    const events = subscribe(() => store.list(), (changes) => changes.events)
+    const undecodableEvents = subscribe(() => store.listUndecodable(), (changes) => changes.undecodable)
     // a source's `synced` never fails: a failed start ends its `events` instead (as a defect carrying the error)
-    const sourceSynced = Effect.catch(Deferred.await(synced), () => Effect.never)
+    const sourceSynced = Effect.catch(Deferred.await(firstList), () => Effect.never)
     const informer: Informer.Informer<A> = {
       name: listWatch.name,
-      store: reflector.store,
-      synced: Deferred.await(synced),
-      hasSynced: Effect.sync(() => reflector.synced),
+      store,
+      synced: Deferred.await(firstList),
+      hasSynced: Effect.sync(() => synced),
       events,
       health: currentHealth,
       source: Source.make({ name: listWatch.name, events, synced: sourceSynced, health: currentHealth }),

@@ -11,9 +11,10 @@ import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import type * as Https from "node:https"
 import type * as Kube from "../Kube.js"
-import type { KubeConfigError } from "../Kube.js"
 import * as KubeError from "../KubeError.js"
+import * as KubeStatus from "../KubeStatus.js"
 import * as config from "./config.js"
+import type { KubeConfigError } from "./config.js"
 import * as diagnose from "./diagnose.js"
 import { truncate } from "./errors.js"
 import * as restClient from "./restClient.js"
@@ -80,11 +81,11 @@ export const statusError = (
   headers: Readonly<Record<string, string | undefined>>,
   request: KubeError.RequestInfo
 ): KubeError.StatusError => {
-  let status: KubeError.Status | undefined
+  let status: KubeStatus.Status | undefined
   try {
     const parsed: unknown = JSON.parse(text)
     if (typeof parsed === "object" && parsed !== null && (parsed as { kind?: unknown }).kind === "Status") {
-      status = parsed as KubeError.Status
+      status = parsed as KubeStatus.Status
     }
   } catch {
     // not JSON: a proxy's or load balancer's answer
@@ -96,7 +97,7 @@ export const statusError = (
     code,
     message: text.trim() === "" ? reasonPhrase(code) ?? `HTTP ${code}` : truncate(text.trim())
   }
-  return KubeError.fromStatus(status, { code, retryAfter: parseRetryAfter(headers["retry-after"]), request })
+  return KubeStatus.toError(status, { code, retryAfter: parseRetryAfter(headers["retry-after"]), request })
 }
 
 const toTransport =
@@ -126,22 +127,8 @@ export const make = (
     const kc = loaded.kubeConfig
     const proxied = kc.getCurrentCluster()?.proxyUrl !== undefined
     const base = resolved.server.toString().replace(/\/$/, "")
-    const userAgent = options.userAgent ?? "reconcile/0.1.0"
-    const timeout = Duration.fromInputUnsafe(options.timeout ?? "30 seconds")
-    const policy = defaultPolicy(options)
-    // client-go's rest client: a token bucket for every attempt but watches, and the rest_client_* metrics
-    const bucket = restClient.bucketFor(options.rateLimit)
-    const throttle = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      bucket === undefined ? effect : Effect.andThen(bucket.take, effect)
-    const metrics = restClient.makeMetrics(restClient.hostOf(base))
     // what a diagnosis names: the server and, when the client was loaded from a kubeconfig, its context
     const currentContext = loaded.source === "in-cluster" ? undefined : kc.getCurrentContext()
-    const where: diagnose.Context = {
-      server: base,
-      context: currentContext === undefined || currentContext === "" ? undefined : currentContext
-    }
-    const diagnosed = (watch: boolean) => (error: KubeError.KubeError) =>
-      diagnose.attach(error, watch ? { ...where, watch } : where)
 
     // One undici dispatcher (and connection pool) per distinct TLS material; a change (a rotated client
     // certificate from an exec plugin) starts a new pool. Every dispatcher is destroyed with the scope.
@@ -223,6 +210,41 @@ export const make = (
         )
     )
 
+    return yield* fromHttpClient({
+      httpClient,
+      kubeConfig: kc,
+      server: base,
+      namespace: resolved.namespace,
+      names: {
+        server: base,
+        context: currentContext === undefined || currentContext === "" ? undefined : currentContext
+      }
+    }, options)
+  })
+
+/**
+ * The one request path of every `Kube`: retries, the rate limit, timeouts on
+ * Effect's Clock, the rest-client metrics, the mapping of answers to
+ * `KubeError`s and their diagnoses, over whichever `HttpClient` carries the
+ * requests (undici to a real server, or the in-process test server's handler).
+ *
+ * @internal
+ */
+export const fromHttpClient = (transport: Kube.Transport, options: Kube.Options): Effect.Effect<Kube.Kube.Service> =>
+  Effect.sync(() => {
+    const { httpClient, server: base } = transport
+    const userAgent = options.userAgent ?? "reconcile/0.1.0"
+    const timeout = Duration.fromInputUnsafe(options.timeout ?? "30 seconds")
+    const policy = defaultPolicy(options)
+    // client-go's rest client: a token bucket for every attempt but watches, and the rest_client_* metrics
+    const bucket = restClient.bucketFor(options.rateLimit)
+    const throttle = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      bucket === undefined ? effect : Effect.andThen(bucket.take, effect)
+    const metrics = restClient.makeMetrics(restClient.hostOf(base))
+    const where: diagnose.DiagnoseContext = transport.names ?? { server: base }
+    const diagnosed = (watch: boolean) => (error: KubeError.KubeError) =>
+      diagnose.attach(error, watch ? { ...where, watch } : where)
+
     const build = (req: Kube.Request): HttpClientRequest.HttpClientRequest => {
       const query: Record<string, string> = {}
       for (const [k, v] of Object.entries(req.query ?? {})) {
@@ -245,8 +267,7 @@ export const make = (
       const duration = req.timeout !== undefined ? Duration.fromInputUnsafe(req.timeout) : timeout
       return Effect.timeoutOrElse({
         duration,
-        orElse: () =>
-          Effect.fail(KubeError.clientTimeout(duration, info))
+        orElse: () => Effect.fail(KubeError.clientTimeout(duration, info))
       })
     }
 
@@ -309,9 +330,9 @@ export const make = (
     }
 
     return {
-      kubeConfig: kc,
+      kubeConfig: transport.kubeConfig,
       server: base,
-      namespace: resolved.namespace,
+      namespace: transport.namespace,
       httpClient,
       request,
       stream

@@ -5,6 +5,7 @@ import * as Stream from "effect/Stream"
 import * as Kube from "../Kube.js"
 import type * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
+import * as KubeStatus from "../KubeStatus.js"
 import type * as Resource from "../Resource.js"
 import { acceptFor } from "./metadataOnly.js"
 import { decodeSync, rawText } from "./resource.js"
@@ -69,8 +70,8 @@ const parseLine = <A extends ObjectMeta.HasMetadata, D>(
       return { _tag: "Bookmark", resourceVersion: meta.resourceVersion, annotations }
     }
     case "ERROR": {
-      const status: KubeError.Status = isRecord(event.object) ? event.object : {}
-      return { _tag: "Error", status, error: KubeError.fromStatus(status, { code: 500 }) }
+      const status: KubeStatus.Status = isRecord(event.object) ? event.object : {}
+      return { _tag: "Error", status, error: KubeStatus.toError(status, { code: 500 }) }
     }
     default:
       return badLine(resource, line, `unknown watch event type ${event.type}`)
@@ -144,7 +145,7 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
   const namespaceFor = <A extends ObjectMeta.HasMetadata>(
     resource: Resource.Resource<A>,
     namespace: string | undefined
-  ): string | undefined => resource.namespaced ? namespace ?? kube.namespace : undefined
+  ): string | undefined => resource.scope === "Namespaced" ? namespace ?? kube.namespace : undefined
 
   const writeQuery = (options: KubeClient.WriteOptions | undefined) => ({
     fieldManager: options?.fieldManager,
@@ -305,7 +306,7 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
     return kube.request({ method: "DELETE", path, body, accept: acceptFor(resource, false) }).pipe(
       Effect.flatMap((answer): Effect.Effect<KubeClient.DeleteResult<A>, KubeError.KubeError> => {
         if (!isRecord(answer) || answer.kind === "Status") {
-          const status = isRecord(answer) ? answer as KubeError.Status : undefined
+          const status = isRecord(answer) ? answer as KubeStatus.Status : undefined
           return Effect.succeed({ _tag: "Deleted", status, object: undefined })
         }
         return Effect.map(

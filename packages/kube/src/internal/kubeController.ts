@@ -1,11 +1,12 @@
 import * as Controller from "@reconcile/core/Controller"
 import * as Handler from "@reconcile/core/Handler"
-import { Manager } from "@reconcile/core/Manager"
+import type { Manager } from "@reconcile/core/Manager"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Predicate } from "@reconcile/core/Predicates"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import { pipeArguments } from "effect/Pipeable"
+import type * as Scope from "effect/Scope"
 import * as Cache from "../Cache.js"
 import type * as KubeController from "../KubeController.js"
 import * as Resource from "../Resource.js"
@@ -31,8 +32,8 @@ const isOwns = (
   entry: Resource.Resource<any> | KubeController.Owns<any>
 ): entry is KubeController.Owns<any> => !(Resource.TypeId in entry)
 
-/** @internal */
-export const make = <A extends HasMetadata, E, R, RW>(config: KubeController.Config<A, E, R, RW>) =>
+/** Starts a definition: its sources over the cache, its reconcile by object or by key, under the Manager. */
+const startConfig = <A extends HasMetadata, E, R, RW>(config: KubeController.Config<A, E, R, RW>) =>
   Effect.gen(function*() {
     const cache = yield* Cache.Cache
     const primary = yield* cache.informer(config.for, config.selection)
@@ -56,7 +57,7 @@ export const make = <A extends HasMetadata, E, R, RW>(config: KubeController.Con
       const toOwner = Handler.forOwner({
         apiVersion: config.for.apiVersion,
         kind: config.for.kind,
-        clusterScoped: !config.for.namespaced
+        scope: config.for.scope
       })
       watches.push(
         Controller.watch(informer.source, prioritized(toOwner, priority), ...withFilter(undefined, config.eventFilter)),
@@ -90,19 +91,19 @@ export const make = <A extends HasMetadata, E, R, RW>(config: KubeController.Con
   })
 
 /** @internal */
-export const register = <A extends HasMetadata, E, R, RW>(config: KubeController.Config<A, E, R, RW>) =>
-  Effect.gen(function*() {
-    const controller = yield* make(config)
-    const manager = yield* Effect.serviceOption(Manager)
-    if (Option.isSome(manager)) {
-      yield* manager.value.register({ name: controller.name, ready: controller.ready, await: controller.await })
-    }
-  })
+export const TypeId = "~@reconcile/kube/KubeController" as const
 
-const DeclarationId = Symbol.for("@reconcile/kube/KubeController/Declaration")
+const variance = { _E: (_: never) => _, _R: (_: never) => _ }
 
-/** @internal */
-export const declare = <A extends HasMetadata, E, R, RW>(
+const Proto = {
+  [TypeId]: variance,
+  pipe() {
+    return pipeArguments(this, arguments)
+  }
+}
+
+/** What a definition declares (`Manifests` reads it). */
+const declare = <A extends HasMetadata, E, R, RW>(
   config: KubeController.Config<A, E, R, RW>
 ): KubeController.Declaration => ({
   name: config.name,
@@ -114,28 +115,21 @@ export const declare = <A extends HasMetadata, E, R, RW>(
 })
 
 /** @internal */
-export const withDeclaration = <A, E, R>(
-  layer: Layer.Layer<A, E, R>,
-  declaration: KubeController.Declaration
-): Layer.Layer<A, E, R> => {
-  // a Layer is a plain object: the declaration rides on a copy, the original stays as it was
-  const copy = Object.create(Object.getPrototypeOf(layer), Object.getOwnPropertyDescriptors(layer))
-  Object.defineProperty(copy, DeclarationId, { value: declaration, enumerable: false })
-  return copy
-}
+export const make = <A extends HasMetadata, E, R, RW>(
+  config: KubeController.Config<A, E, R, RW>
+): KubeController.KubeController<E, R | RW> => Object.assign(Object.create(Proto), { ...declare(config), config })
 
 /** @internal */
-export const declaration = (u: unknown): Option.Option<KubeController.Declaration> =>
-  typeof u === "object" && u !== null && DeclarationId in u
-    ? Option.some((u as { readonly [DeclarationId]: KubeController.Declaration })[DeclarationId])
-    : Option.none()
+export const start = <E, R>(
+  self: KubeController.KubeController<E, R>
+): Effect.Effect<Controller.Controller<E>, never, Cache.Cache | Manager | R | Scope.Scope> =>
+  startConfig(self.config) as any
 
 /** @internal */
-export const provide = (
-  self: Layer.Layer<any, any, any>,
-  that: Layer.Layer<any, any, any>
-): Layer.Layer<any, any, any> => {
-  const provided = Layer.provide(self, that)
-  const d = declaration(self)
-  return Option.isSome(d) ? withDeclaration(provided, d.value) : provided
-}
+export const layer = <E, R>(
+  self: KubeController.KubeController<E, R>
+): Layer.Layer<never, never, Cache.Cache | Manager | Exclude<R, Scope.Scope>> => Layer.effectDiscard(start(self))
+
+/** @internal */
+export const isKubeController = (u: unknown): u is KubeController.KubeController<unknown, unknown> =>
+  typeof u === "object" && u !== null && TypeId in u

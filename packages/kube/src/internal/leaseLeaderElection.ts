@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Scope from "effect/Scope"
 import * as Os from "node:os"
+import * as Diagnosis from "../Diagnosis.js"
 import * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
 import { LeaseLeaderElectionError, type Options } from "../LeaseLeaderElection.js"
@@ -158,7 +159,7 @@ export const make = (
         const acquired = yield* attemptWithin(renewDeadline)
         if (Option.isSome(acquired)) return acquired.value
         // at start, what retrying will not fix (a missing namespace, 403, 401, an unreachable server) stops here
-        if (first && lastError !== undefined && KubeError.isDiagnosed(lastError)) return yield* Effect.fail(lastError)
+        if (first && lastError !== undefined && Diagnosis.isDiagnosed(lastError)) return yield* Effect.fail(lastError)
         first = false
         const r = jitter > 0 ? yield* Random.next : 0
         let wait = retryPeriod * (1 + jitter * r)

@@ -1,8 +1,7 @@
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import { stringify } from "yaml"
-import * as KubeController from "../KubeController.js"
+import type * as KubeController from "../KubeController.js"
 import type * as Manifests from "../Manifests.js"
 import type * as Operator from "../Operator.js"
 import * as Resource from "../Resource.js"
@@ -110,15 +109,9 @@ const merge = (grants: ReadonlyArray<Grant>): Array<Operator.PolicyRule> => {
     }))
 }
 
-const declarations = (operator: Operator.Operator<any, any>): Array<Option.Option<KubeController.Declaration>> =>
-  operator.controllers.map((layer) => KubeController.declaration(layer))
-
 /** @internal */
 export const rules = (operator: Operator.Operator<any, any>): Array<Operator.PolicyRule> =>
-  merge([
-    ...declarations(operator).flatMap((d) => Option.isSome(d) ? controllerGrants(d.value) : []),
-    ...operator.rules.flatMap(fromRule)
-  ])
+  merge([...operator.controllers.flatMap(controllerGrants), ...operator.rules.flatMap(fromRule)])
 
 /** The leader-election Role's rules (what `LeaseLeaderElection` sends). */
 const leaseRules: ReadonlyArray<Operator.PolicyRule> = [
@@ -213,16 +206,6 @@ const resolve = (
   if (portError !== undefined) return fail("InvalidOption", portError)
   if (metricsPort === healthPort) {
     return fail("InvalidOption", `metricsPort and healthPort are both ${metricsPort}: give them different ports`)
-  }
-  const missing = declarations(operator).findIndex(Option.isNone)
-  if (missing !== -1) {
-    return fail(
-      "UndeclaredController",
-      `controller #${missing + 1} of operator "${name}" does not say what it reads and writes, so its ` +
-        "permissions are unknown: make it with KubeController.layer and provide its services with " +
-        "KubeController.provide (Layer.provide makes a new Layer without the declaration), or attach one with " +
-        "KubeController.withDeclaration"
-    )
   }
   return Result.succeed({ name, namespace, image, replicas, leaderElection, metricsPort, healthPort })
 }

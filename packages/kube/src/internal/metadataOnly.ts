@@ -237,7 +237,7 @@ export const make = <A extends ObjectMeta.HasMetadata>(
     version: resource.version,
     kind: resource.kind,
     plural: resource.plural,
-    namespaced: resource.namespaced,
+    scope: resource.scope,
     apiVersion: resource.apiVersion,
     sensitive: resource.sensitive,
     path: resource.path,

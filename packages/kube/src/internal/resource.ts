@@ -40,7 +40,7 @@ interface Descriptor {
   readonly version: string
   readonly kind: string
   readonly plural: string
-  readonly namespaced: boolean
+  readonly scope: Resource.Scope
   readonly sensitive?: boolean | undefined
 }
 
@@ -53,7 +53,7 @@ const pathBuilder = (d: Descriptor) => {
   const prefix = d.group === "" ? `/api/${d.version}` : `/apis/${d.group}/${d.version}`
   return (options?: Resource.PathOptions): string => {
     let path = prefix
-    if (d.namespaced && options?.namespace !== undefined && options.namespace !== "") {
+    if (d.scope === "Namespaced" && options?.namespace !== undefined && options.namespace !== "") {
       path += `/namespaces/${encodeSegment(options.namespace)}`
     }
     path += `/${d.plural}`
@@ -120,7 +120,7 @@ const base = (d: Descriptor) => ({
   version: d.version,
   kind: d.kind,
   plural: d.plural,
-  namespaced: d.namespaced,
+  scope: d.scope,
   apiVersion: apiVersionOf(d),
   sensitive: d.sensitive === true,
   path: pathBuilder(d)
@@ -186,7 +186,7 @@ const formatIssue = (error: Schema.SchemaError): string =>
 export const custom = <Spec, SpecEncoded, Status = never, StatusEncoded = never>(
   options: Resource.CustomOptions<Spec, SpecEncoded, Status, StatusEncoded>
 ): Resource.CustomResource<Spec, SpecEncoded, Status, StatusEncoded> => {
-  const d: Descriptor = { ...options, namespaced: options.scope === "Namespaced" }
+  const d: Descriptor = options
   const apiVersion = apiVersionOf(d)
   const check = checkObject(d, apiVersion)
   const decodeSpec = Schema.decodeUnknownResult(options.spec)

@@ -1,6 +1,18 @@
+/**
+ * The store (`MutableStore`) and the reflector that writes it from a watcher stream, in one module: `Store.ts`
+ * exposes both, and the reflector works on the store's keys and writes.
+ */
+import * as Event from "@reconcile/core/Event"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import type * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import type * as Pull from "effect/Pull"
+import * as Stream from "effect/Stream"
+import type * as KubeError from "../KubeError.js"
 import type * as Store from "../Store.js"
 import type * as Undecodable from "../Undecodable.js"
+import type * as Watcher from "../Watcher.js"
+import * as internalUndecodable from "./undecodable.js"
 
 /** @internal */
 export const keyOf = (object: HasMetadata): string => {
@@ -31,7 +43,7 @@ const emptyObjects: ReadonlyMap<string, never> = new Map<string, never>()
  *
  * @internal
  */
-export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A> {
+export class MutableStore<A extends HasMetadata> implements Store.Store<A> {
   /** Objects by namespace (`""` when cluster-scoped), then by name. */
   private namespaces = new Map<string, Map<string, A>>()
   private count = 0
@@ -40,6 +52,8 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
   /** Every index but the built-in namespace index (answered by `namespaces`, unless replaced with `addIndex`). */
   private readonly indexers = new Map<string, Store.IndexFunction<A>>()
   private readonly indexes = new Map<string, Map<string, Set<A>>>()
+  /** How many writes changed the store. */
+  private writes = 0
 
   constructor() {
     this.addIndex("ownerUid", ownerUidIndex)
@@ -84,6 +98,12 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
 
   readonly size = (): number => this.count
 
+  /**
+   * How many writes have changed the store (upserts, removals, relists, undecodable entries): a snapshot read
+   * together with it holds every change up to it.
+   */
+  readonly revision = (): number => this.writes
+
   readonly undecodable = (name: string, namespace?: string | undefined): Undecodable.Undecodable | undefined =>
     this.undecodables.get(namespace === undefined || namespace === "" ? name : `${namespace}/${name}`)
 
@@ -100,6 +120,7 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
     const key = keyOf(object)
     const old = this.undecodables.get(key)
     this.undecodables.set(key, object)
+    this.writes++
     return old
   }
 
@@ -107,7 +128,10 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
   removeUndecodable(key: string): Undecodable.Undecodable | undefined {
     if (this.undecodables.size === 0) return undefined
     const old = this.undecodables.get(key)
-    if (old !== undefined) this.undecodables.delete(key)
+    if (old !== undefined) {
+      this.undecodables.delete(key)
+      this.writes++
+    }
     return old
   }
 
@@ -141,6 +165,7 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
     if (objects === undefined) this.namespaces.set(namespace, objects = new Map())
     const old = objects.get(name)
     objects.set(name, object)
+    this.writes++
     if (old === undefined) this.count++
     for (const [indexName, index] of this.indexers) {
       const values = this.indexes.get(indexName)!
@@ -160,6 +185,7 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
     objects!.delete(name)
     if (objects!.size === 0) this.namespaces.delete(namespace)
     this.count--
+    this.writes++
     for (const [indexName, index] of this.indexers) unindexValues(this.indexes.get(indexName)!, old, index(old))
     return old
   }
@@ -168,6 +194,7 @@ export class MutableStore<A extends HasMetadata> implements Store.Store.Store<A>
   replace(objects: ReadonlyMap<string, A>, undecodables?: Map<string, Undecodable.Undecodable>): void {
     this.namespaces = new Map()
     this.count = 0
+    this.writes++
     for (const object of objects.values()) {
       const namespace = namespaceOf(object)
       let byName = this.namespaces.get(namespace)
@@ -200,3 +227,149 @@ const unindexValues = <A>(values: Map<string, Set<A>>, object: A, indexed: Reado
     if (objects.size === 0) values.delete(value)
   }
 }
+
+// The reflector
+
+const rv = (object: HasMetadata) => object.metadata?.resourceVersion
+const uid = (object: HasMetadata) => object.metadata?.uid
+
+/** Whether a relisted object is another version (or, after a reset server's relist, another object) than `old`. */
+const changed = (old: HasMetadata, object: HasMetadata) => rv(old) !== rv(object) || uid(old) !== uid(object)
+
+/**
+ * Applies watcher events to a store and collects the core events they mean — for decoded objects (`events`) and
+ * for objects that do not decode (`undecodable`). A key is decoded or undecodable, never both: when an object stops
+ * decoding its decoded copy goes (a `Delete` with `finalStateUnknown`, since the server still has it) and it becomes
+ * undecodable (a `Create`); when it decodes again, the reverse. A list is buffered from `Init` and replaces the store
+ * at `InitDone`, with `Create`/`Update` for what is new or changed and `Delete { finalStateUnknown }` for what
+ * vanished; the first list's creates are `initial`.
+ */
+class Reflector<A extends HasMetadata> {
+  private buffer: Map<string, A> | undefined
+  private undecodableBuffer: Map<string, Undecodable.Undecodable> | undefined
+  private listed = false
+
+  constructor(private readonly store: MutableStore<A>, private readonly transform: (a: A) => A) {}
+
+  /** Applies one chunk of watcher events in one synchronous step; `undefined` when it changed nothing to report. */
+  applyAll(chunk: ReadonlyArray<Watcher.WatcherEvent<A>>): Store.Changes<A> | undefined {
+    const events: Array<Event.Event<A>> = []
+    const undecodable: Array<Event.Event<Undecodable.Undecodable>> = []
+    let decodeFailures: Array<KubeError.Decode> | undefined
+    let listed = false
+    for (const event of chunk) {
+      this.apply(event, events, undecodable)
+      if (event._tag === "InitDone") listed = true
+      else if (event._tag === "Undecodable") (decodeFailures ??= []).push(event.error)
+    }
+    if (!listed && decodeFailures === undefined && events.length === 0 && undecodable.length === 0) return undefined
+    return { events, undecodable, decodeFailures: decodeFailures ?? [], listed, revision: this.store.revision() }
+  }
+
+  private apply(
+    event: Watcher.WatcherEvent<A>,
+    out: Array<Event.Event<A>>,
+    undecodable: Array<Event.Event<Undecodable.Undecodable>>
+  ): void {
+    const store = this.store
+    switch (event._tag) {
+      case "Init":
+        this.buffer = new Map()
+        this.undecodableBuffer = new Map()
+        return
+      case "InitApply": {
+        const object = this.transform(event.object)
+        this.buffer?.set(keyOf(object), object)
+        return
+      }
+      case "InitDone": {
+        const next = this.buffer ?? new Map<string, A>()
+        const nextUndecodable = this.undecodableBuffer ?? new Map<string, Undecodable.Undecodable>()
+        this.buffer = undefined
+        this.undecodableBuffer = undefined
+        const initial = !this.listed
+        for (const [key, object] of next) {
+          const old = store.getByKey(key)
+          if (old === undefined) out.push(Event.create(object, { initial }))
+          else if (changed(old, object)) out.push(Event.update(old, object))
+        }
+        for (const key of store.keys()) {
+          if (!next.has(key)) out.push(Event.delete(store.getByKey(key)!, { finalStateUnknown: true }))
+        }
+        for (const [key, object] of nextUndecodable) {
+          const old = store.undecodableByKey(key)
+          if (old === undefined) undecodable.push(Event.create(object, { initial }))
+          else if (changed(old, object)) undecodable.push(Event.update(old, object))
+        }
+        for (const key of store.undecodableKeys()) {
+          if (!nextUndecodable.has(key)) {
+            undecodable.push(Event.delete(store.undecodableByKey(key)!, { finalStateUnknown: true }))
+          }
+        }
+        store.replace(next, nextUndecodable)
+        this.listed = true
+        return
+      }
+      case "Apply": {
+        const object = this.transform(event.object)
+        const key = keyOf(object)
+        const was = store.removeUndecodable(key)
+        if (was !== undefined) undecodable.push(Event.delete(was))
+        const old = store.upsert(object, key)
+        out.push(old === undefined ? Event.create(object) : Event.update(old, object))
+        return
+      }
+      case "Delete": {
+        const key = keyOf(event.object)
+        const was = store.removeUndecodable(key)
+        if (was !== undefined) undecodable.push(Event.delete(was))
+        const old = store.remove(event.object)
+        if (old !== undefined || was === undefined) out.push(Event.delete(old ?? this.transform(event.object)))
+        return
+      }
+      case "Undecodable": {
+        const object = internalUndecodable.fromDecode(event.error)
+        if (object === undefined) return
+        const key = keyOf(object)
+        if (event.event === "InitApply") {
+          this.undecodableBuffer?.set(key, object)
+          return
+        }
+        // the decoded copy no longer says what is on the server
+        const stale = store.getByKey(key)
+        if (stale !== undefined) {
+          store.remove(stale)
+          out.push(Event.delete(stale, { finalStateUnknown: true }))
+        }
+        if (event.event === "Delete") {
+          store.removeUndecodable(key)
+          undecodable.push(Event.delete(object))
+          return
+        }
+        const old = store.upsertUndecodable(object)
+        undecodable.push(old === undefined ? Event.create(object) : Event.update(old, object))
+        return
+      }
+    }
+  }
+}
+
+const identity = <A>(a: A): A => a
+
+/** @internal */
+export const reflector = <A extends HasMetadata, E, R>(
+  stream: Stream.Stream<Watcher.WatcherEvent<A>, E, R>,
+  store: MutableStore<A>,
+  options?: Store.ReflectorOptions<A>
+): Stream.Stream<Store.Changes<A>, E, R> =>
+  Stream.transformPull(stream, (pull) =>
+    Effect.sync(() => {
+      // one reflector per run of the stream: its list buffer and whether it has listed yet
+      const reflector = new Reflector(store, options?.transform ?? identity)
+      // a chunk that changes nothing to report (a page of a list) pulls the next one: chunks are never empty
+      const next: Pull.Pull<Arr.NonEmptyReadonlyArray<Store.Changes<A>>, E> = Effect.flatMap(pull, (chunk) => {
+        const changes = reflector.applyAll(chunk)
+        return changes === undefined ? next : Effect.succeed([changes] as const)
+      })
+      return next
+    }))

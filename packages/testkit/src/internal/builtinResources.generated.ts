@@ -1,6 +1,8 @@
 /**
  * The built-in resources of kube-apiserver v1.36.3, as its discovery lists them. GENERATED from
  * `test/fixtures/discovery-v1.36.generated.json` by `test/support/apiResourcesDiff.ts generate`: do not edit.
+ * Regenerate with `npx tsx packages/testkit/test/support/apiResourcesDiff.ts generate` (offline; its `snapshot`
+ * command refreshes the fixture from a real server).
  *
  * A row: group, version, plural, singular, kind, scope, verbs, short names, categories, subresources
  * (`name[=kind or group/version/kind]:verbs`, space-separated; the resource's own kind when none is named),

@@ -12,7 +12,9 @@
  *
  * Every reaction to a change is one synchronous pass over the Core (reads and writes without yielding), so that a
  * `TestClock.adjust` past a Pod's delay finds the ReplicaSet and the Deployment up to date. Writes go straight to
- * the Core: injected faults (`Faults`) are for the clients under test, not for the simulated cluster.
+ * the Core: injected faults (`Faults`) are for the clients under test, not for the simulated cluster. Reads come
+ * from indexes of the watched kinds (`ownerIndex.ts`) that the manager's watches keep within each write, as
+ * kube-controller-manager reads its informers' caches: a sync costs the objects it touches, not the namespace.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -23,6 +25,7 @@ import { createHash } from "node:crypto"
 import type { ResourceType } from "../ResourceType.js"
 import { isJobFinished, type JobHost, syncJob } from "./jobController.js"
 import { deepEqual, formatTime, isObject, type Obj } from "./json.js"
+import { type EventType, OwnerIndex } from "./ownerIndex.js"
 import type { Core } from "./store.js"
 
 /** The options of a running controller manager. */
@@ -112,8 +115,6 @@ const clone = <A>(value: A): A => structuredClone(value)
 
 const controllerOf = (obj: Obj): Obj | undefined =>
   (obj.metadata?.ownerReferences ?? []).find((o: Obj) => o?.controller === true)
-
-const isControlledBy = (obj: Obj, owner: Obj): boolean => controllerOf(obj)?.uid === owner.metadata.uid
 
 const ownerRef = (owner: Obj, apiVersion: string, kind: string): Obj => ({
   apiVersion,
@@ -238,13 +239,19 @@ export interface Change {
 /** The work of one pass: Pods whose readiness timer must start. */
 type Timers = Array<PodTimer>
 
-/** The controllers' synchronous logic over a Core. */
+/**
+ * The controllers' synchronous logic over a Core. It reads the kinds it watches from its indexes (`ownerIndex.ts`),
+ * which `observe` keeps from the watch events as the Core delivers them (within each write): a ReplicaSet's Pods,
+ * a Job's Pods and a Deployment's ReplicaSets are looked up by their controller's uid, not found in a list of the
+ * namespace, and what it only reads is never copied.
+ */
 export class Manager {
   private readonly deployments: ResourceType
   private readonly replicaSets: ResourceType
   private readonly pods: ResourceType
   private readonly jobs: ResourceType
   private readonly events: ResourceType
+  private readonly indexes = new Map<ResourceType, OwnerIndex>()
   /** Pods whose start (scheduling, Pending status, timer) was handled, by uid. */
   private readonly started = new Set<string>()
   private nextIp = 0
@@ -255,6 +262,7 @@ export class Manager {
     this.pods = core.resolveKind("v1", "Pod")
     this.jobs = core.resolveKind("batch/v1", "Job")
     this.events = core.resolveKind("v1", "Event")
+    for (const rt of this.watched) this.indexes.set(rt, new OwnerIndex())
   }
 
   /** The resource types the manager watches. */
@@ -266,16 +274,21 @@ export class Manager {
     return formatTime(this.core.now())
   }
 
-  private tryGet(rt: ResourceType, namespace: string, name: string): Obj | undefined {
-    try {
-      return this.core.get(rt, namespace, name) as Obj
-    } catch {
-      return undefined
-    }
+  /** Follows a watch event of a watched kind (every one of them, in order, before the next read). */
+  observe(rt: ResourceType, type: EventType, object: Obj): void {
+    this.indexes.get(rt)?.apply(type, object)
   }
 
-  private listIn(rt: ResourceType, namespace: string): Array<Obj> {
-    return [...this.core.list(rt, namespace, {}).items] as Array<Obj>
+  /** The current object of a watched kind (shared with the index: read it, never change it). */
+  private tryGet(rt: ResourceType, namespace: string, name: string): Obj | undefined {
+    return this.indexes.get(rt)!.get(namespace, name)
+  }
+
+  /** The objects of a watched kind in `namespace` controlled by `owner` and not being deleted, by name. */
+  private controlledBy(rt: ResourceType, owner: Obj): Array<Obj> {
+    return this.indexes.get(rt)!.controlledBy(owner.metadata.namespace, owner.metadata.uid).filter((o) =>
+      o.metadata.deletionTimestamp === undefined
+    )
   }
 
   private writeStatus(rt: ResourceType, obj: Obj, status: Obj, manager: string): Obj {
@@ -562,10 +575,7 @@ export class Manager {
     if (job === undefined || isJobFinished(job)) return
     const host: JobHost = {
       now: () => this.now(),
-      jobPods: (j) =>
-        this.listIn(this.pods, namespace).filter((p) =>
-          isControlledBy(p, j) && p.metadata.deletionTimestamp === undefined
-        ),
+      jobPods: (j) => this.controlledBy(this.pods, j),
       createPod: (_, draft) => {
         try {
           const pod = this.core.create(this.pods, namespace, draft, { fieldManager: controllerManager }) as Obj
@@ -599,9 +609,7 @@ export class Manager {
   // replicaset controller
 
   private podsOf(rs: Obj): Array<Obj> {
-    return this.listIn(this.pods, rs.metadata.namespace).filter((p) =>
-      isControlledBy(p, rs) && p.metadata.deletionTimestamp === undefined
-    )
+    return this.controlledBy(this.pods, rs)
   }
 
   /** Creates or deletes Pods toward `spec.replicas`, then writes the ReplicaSet's status. Returns the fresh RS. */
@@ -696,8 +704,7 @@ export class Manager {
   // deployment controller
 
   private replicaSetsOf(d: Obj): Array<Obj> {
-    return this.listIn(this.replicaSets, d.metadata.namespace)
-      .filter((rs) => isControlledBy(rs, d))
+    return this.indexes.get(this.replicaSets)!.controlledBy(d.metadata.namespace, d.metadata.uid)
       .sort((a, b) =>
         String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) ||
         String(a.metadata.name).localeCompare(String(b.metadata.name))
@@ -1084,8 +1091,10 @@ export const run = (
         ), { discard: true })
 
     for (const rt of manager.watched) {
+      // delivered within each write: the index is current when the write returns
       const handle = core.watch(rt, undefined, {}, (event) => {
         if (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED") {
+          manager.observe(rt, event.type, event.object as Obj)
           Queue.offerUnsafe(changes, { kind: rt.kind, object: event.object as Obj, deleted: event.type === "DELETED" })
         }
       })

@@ -15,7 +15,6 @@ import type { KubeObject } from "../KubeObject.js"
 import type { ResourceType } from "../ResourceType.js"
 import { deepEqual, isObject, type Obj } from "./json.js"
 import { isQualifiedName } from "./labelSelector.js"
-import type { Core, WriteOptions } from "./store.js"
 
 /** The group of the newer Event API. */
 export const EVENTS_GROUP = "events.k8s.io"
@@ -86,7 +85,7 @@ export const toCoreAnswer = (obj: Obj): Obj => {
   return obj
 }
 
-/** How `Core` shows a stored object of `rt`: events in the form of the group asked. */
+/** How the core shows a stored object of `rt`: events in the form of the group asked. */
 export const present = (rt: ResourceType, obj: Obj): Obj =>
   isEventsV1(rt) ? fromCore(obj) : isCoreEvent(rt) ? toCoreAnswer(obj) : obj
 
@@ -284,72 +283,66 @@ export const bodyToCore = (body: unknown): unknown => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// writes through events.k8s.io/v1: converted, checked strictly, then the core/v1 write path
+// writes through events.k8s.io/v1: converted, checked strictly, then the core/v1 write path (`write`)
 
-const coreType = (core: Core): ResourceType => core.registry.byKind("", "v1", "Event")!
-
-/** `Core.create` for events.k8s.io/v1: the object stored in the core/v1 form, answered in the events.k8s.io one. */
+/**
+ * A create through events.k8s.io/v1: the object converted, checked strictly, created by `create` in the core/v1
+ * form, answered in the events.k8s.io one.
+ */
 export const createV1 = (
-  core: Core,
   rt: ResourceType,
   namespace: string | undefined,
   body: unknown,
-  options: WriteOptions
+  create: (converted: unknown) => KubeObject
 ): KubeObject => {
   const converted = bodyToCore(body)
   if (isObject(converted)) {
     const metadata = isObject(converted.metadata) ? converted.metadata : {}
     validateStrict({ ...converted, metadata: { ...metadata, namespace: metadata.namespace ?? namespace } }, undefined)
   }
-  const created = core.create(coreType(core), namespace, converted, options) as Obj
+  const created = create(converted) as Obj
   return { ...fromCore(created), apiVersion: `${rt.group}/${rt.version}` } as KubeObject
 }
 
-/** `Core.update` for events.k8s.io/v1 (also the end of its json, merge and strategic merge patches). */
+/**
+ * An update through events.k8s.io/v1 (also the end of its json, merge and strategic merge patches): `current` is
+ * the stored Event as events.k8s.io/v1 answers it, `update` writes the converted body in the core/v1 form.
+ */
 export const updateV1 = (
-  core: Core,
   rt: ResourceType,
-  namespace: string | undefined,
-  name: string,
+  current: Obj,
   body: unknown,
-  options: WriteOptions
+  update: (converted: unknown) => KubeObject
 ): KubeObject => {
-  const old = toCore(core.get(rt, namespace, name) as Obj)
+  const old = toCore(current)
   const converted = bodyToCore(body)
   if (isObject(converted)) {
     validateStrict({ ...converted, metadata: { ...old.metadata, ...converted.metadata } }, old)
   }
-  const updated = core.update(coreType(core), namespace, name, converted, options) as Obj
+  const updated = update(converted) as Obj
   return { ...fromCore(updated), apiVersion: `${rt.group}/${rt.version}` } as KubeObject
 }
 
-const exists = (core: Core, namespace: string | undefined, name: string): boolean => {
-  try {
-    core.get(coreType(core), namespace, name)
-    return true
-  } catch (e) {
-    if (e instanceof ApiError.ApiError && e.status.code === 404) return false
-    throw e
-  }
-}
-
-/** Server-side apply through events.k8s.io/v1: the configuration renamed to core/v1 fields and applied there. */
+/**
+ * Server-side apply through events.k8s.io/v1: the configuration renamed to core/v1 fields and applied there by
+ * `apply`; `exists` tells whether the Event is stored (an apply that creates is checked strictly).
+ */
 export const applyV1 = (
-  core: Core,
   namespace: string | undefined,
   name: string,
   config: unknown,
-  options: WriteOptions & { readonly force?: boolean | undefined }
+  exists: () => boolean,
+  apply: (converted: unknown) => { readonly object: KubeObject; readonly created: boolean }
 ): { readonly object: KubeObject; readonly created: boolean } => {
   // a configuration without apiVersion or kind is refused by the core path with upstream's message
   const converted = isObject(config) && config.apiVersion !== undefined && config.kind !== undefined
     ? bodyToCore(config)
     : config
-  if (isObject(converted) && !exists(core, namespace, name)) {
+  if (isObject(converted) && !exists()) {
     // an apply that creates is a create: the strict rules hold (an apply that updates is checked as core/v1)
     const metadata = isObject(converted.metadata) ? converted.metadata : {}
     validateStrict({ ...converted, metadata: { ...metadata, name, namespace } }, undefined)
   }
-  const result = core.patch(coreType(core), namespace, name, "apply", converted, options)
+  const result = apply(converted)
   return { object: fromCore(result.object as Obj) as KubeObject, created: result.created }
 }

@@ -9,6 +9,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as ApiError from "../ApiError.js"
 import type { ResourceType } from "../ResourceType.js"
+import type { Timers } from "./timers.js"
 
 /** A request verb (the one list: `KubeController.Verb`). */
 export type Verb = KubeController.Verb
@@ -123,20 +124,21 @@ export const paceStream = <A, E>(self: Stream.Stream<A, E>, pace: WatchPace): St
   }))
 
 /**
- * Paces writes on the wall clock (HTTP watches): `write` runs at once while
- * nothing is held, else in order once each item's release time has come;
- * `end` runs after the items written before it. `cancel` drops what is held.
+ * Paces writes on a clock (the wall clock over HTTP, Effect's in process):
+ * `write` runs at once while nothing is held, else in order once each item's
+ * release time has come; `end` runs after the items written before it.
+ * `cancel` drops what is held.
  */
-export const paceWrites = (pace: WatchPace, write: (line: string) => void, end: () => void) => {
+export const paceWrites = (pace: WatchPace, timers: Timers, write: (line: string) => void, end: () => void) => {
   const held: Array<{ readonly at: number; readonly line: string | undefined }> = []
-  let timer: NodeJS.Timeout | undefined
+  let timer: (() => void) | undefined
   const flush = (): void => {
     timer = undefined
     while (held.length > 0) {
       const next = held[0]!
-      const wait = pace.releaseAt(next.at) - Date.now()
+      const wait = pace.releaseAt(next.at) - timers.now()
       if (wait > 0) {
-        timer = setTimeout(flush, wait)
+        timer = timers.after(wait, flush)
         return
       }
       held.shift()
@@ -145,7 +147,7 @@ export const paceWrites = (pace: WatchPace, write: (line: string) => void, end: 
     }
   }
   const push = (line: string | undefined): void => {
-    held.push({ at: pace.stamp(Date.now()), line })
+    held.push({ at: pace.stamp(timers.now()), line })
     if (timer === undefined) flush()
   }
   return {
@@ -153,13 +155,13 @@ export const paceWrites = (pace: WatchPace, write: (line: string) => void, end: 
     end: (): void => push(undefined),
     /** Re-plans the held items after a stall started. */
     stall: (millis: number): void => {
-      pace.stall(Date.now(), millis)
-      if (timer !== undefined) clearTimeout(timer)
+      pace.stall(timers.now(), millis)
+      timer?.()
       timer = undefined
       flush()
     },
     cancel: (): void => {
-      if (timer !== undefined) clearTimeout(timer)
+      timer?.()
       timer = undefined
       held.length = 0
     }

@@ -10,7 +10,7 @@ import type { ResourceType } from "../ResourceType.js"
 import { coreFieldLabel, isEventsV1 } from "./events.js"
 import type { Obj } from "./json.js"
 import { type FieldRequirement, matchesFields, parseFieldSelector } from "./labelSelector.js"
-import { builtins } from "./registry.js"
+import { builtins } from "./resourceType.js"
 
 type Getter = (obj: Obj) => string
 
@@ -89,7 +89,7 @@ const unsupported = (rt: ResourceType, label: string): string | undefined => {
   if (label === "metadata.name") return undefined
   if (!isBuiltin(rt)) {
     // the apiextensions converter: metadata.namespace when namespaced, and the version's selectableFields
-    if (rt.namespaced && label === "metadata.namespace") return undefined
+    if (rt.scope === "Namespaced" && label === "metadata.namespace") return undefined
     return rt.selectableFields?.includes(label) === true ? undefined : `field label not supported: ${label}`
   }
   return label === "metadata.namespace"

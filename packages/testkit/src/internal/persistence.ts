@@ -16,15 +16,11 @@
  *   a torn last transaction (a crash mid-commit) is dropped by SQLite's WAL
  *   checksums, as it was never acknowledged.
  */
-import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
 import { mkdir, open as openFile, stat } from "node:fs/promises"
 import * as Path from "node:path"
 import type * as Sqlite from "node:sqlite"
 import type { DatabaseSync, StatementSync } from "node:sqlite"
-import * as TestCluster from "../TestCluster.js"
 import { isObject, type Obj } from "./json.js"
-import { coreOf, make as makeCluster } from "./testCluster.js"
 
 /** The database file inside the data directory. */
 export const FILE = "cluster.sqlite"
@@ -102,7 +98,8 @@ const messageOf = (e: unknown): string => (e instanceof Error ? e.message : Stri
 const sqliteCode = (e: unknown): number | undefined =>
   isObject(e) && typeof e.errcode === "number" ? e.errcode & 0xff : undefined
 
-const classify = (path: string, e: unknown): OpenFailure => {
+/** An error of opening the database at `path` as the {@link OpenFailure} it means. */
+export const classify = (path: string, e: unknown): OpenFailure => {
   if (isOpenFailure(e)) return e
   const code = sqliteCode(e)
   // SQLITE_BUSY, SQLITE_LOCKED
@@ -265,32 +262,3 @@ export const open = async (dir: string): Promise<Opened> => {
     throw classify(path, e)
   }
 }
-
-/** A cluster restored from (and recording to) `options.dataDir`; the database is closed with the scope. */
-export const makeWithData = (
-  options: TestCluster.DataOptions
-): Effect.Effect<TestCluster.TestCluster.Service, TestCluster.TestClusterStorageError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const opened = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => open(options.dataDir),
-        catch: (e) => {
-          const f = classify(Path.resolve(options.dataDir, FILE), e)
-          return new TestCluster.TestClusterStorageError({ reason: f.reason, path: f.path, detail: f.detail })
-        }
-      }),
-      (o) => Effect.sync(() => o.journal.close())
-    )
-    const service = yield* makeCluster(options, opened)
-    const startupError = coreOf(service).startupError
-    if (startupError !== undefined) {
-      return yield* Effect.fail(
-        new TestCluster.TestClusterStorageError({
-          reason: "Corrupt",
-          path: opened.path,
-          detail: startupError.status.message ?? "restore failed"
-        })
-      )
-    }
-    return service
-  })

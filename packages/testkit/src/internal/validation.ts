@@ -14,7 +14,7 @@ import {
   matches,
   QUALIFIED
 } from "./labelSelector.js"
-import { isBuiltinGroup } from "./registry.js"
+import { isBuiltinGroup } from "./resourceType.js"
 import * as Structural from "./structural.js"
 import * as WorkloadDefaults from "./workloadDefaults.js"
 

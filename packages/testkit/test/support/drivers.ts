@@ -6,6 +6,7 @@ import { Context, Effect, Layer, Stream } from "effect"
 import type { Scope } from "effect"
 import * as Https from "node:https"
 import { ApiError, TestApiServer, TestCluster } from "../../src/index.js"
+import type { ResourceType } from "../../src/index.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 
 type Obj = Record<string, any>
@@ -141,13 +142,13 @@ const resourcePath = (cluster: TestCluster.TestCluster.Service, apiVersion: stri
   })
 
 const pathOf = (
-  t: { group: string; version: string; plural: string; namespaced: boolean },
+  t: Pick<ResourceType.ResourceType, "group" | "version" | "plural" | "scope">,
   namespace: string | undefined,
   name?: string,
   sub?: string
 ): string =>
   `/${t.group === "" ? `api/${t.version}` : `apis/${t.group}/${t.version}`}${
-    t.namespaced && namespace !== undefined ? `/namespaces/${namespace}` : ""
+    t.scope === "Namespaced" && namespace !== undefined ? `/namespaces/${namespace}` : ""
   }/${t.plural}${name !== undefined ? `/${name}` : ""}${sub !== undefined ? `/${sub}` : ""}`
 
 const qs = (params: Record<string, string | number | boolean | undefined>): string => {

@@ -51,7 +51,7 @@ export abstract class QueueCore<T> {
   constructor(
     readonly name: string,
     readonly clock: Clock.Clock,
-    readonly limiter: RateLimiter.RateLimiter.Service,
+    readonly limiter: RateLimiter.RateLimiter,
     /** The queue's series, in the registry of the fiber that made the queue. */
     readonly metrics: QueueRecorder
   ) {

@@ -1,13 +1,49 @@
+/**
+ * controller-runtime's priority queue, and its models (`AddOptions`, `Taken`, `Service`), which
+ * `PriorityWorkqueue.ts` names: declared here, below `Workqueue.ts` (whose `Priority` makes this queue), so that the
+ * two public modules need not import each other.
+ */
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type * as PriorityWorkqueue from "../PriorityWorkqueue.js"
 import * as RateLimiter from "../RateLimiter.js"
-import type * as Workqueue from "../Workqueue.js"
 import { WorkqueueShutdown } from "../WorkqueueError.js"
 import { QueueCore } from "./core.js"
 import { toDelayMillis } from "./delay.js"
 import { Heap, type HeapNode } from "./heap.js"
-import { commonOperations, IDLE_LIMIT, resolveOptions, startCore, stopRunning } from "./workqueue.js"
+import {
+  commonOperations,
+  IDLE_LIMIT,
+  type Options,
+  resolveOptions,
+  type Service as WorkqueueService,
+  startCore,
+  stopRunning
+} from "./workqueue.js"
+
+/** How to add a key: `PriorityWorkqueue.PriorityWorkqueue.AddOptions`. */
+export interface AddOptions {
+  /** Delay before the key becomes ready. */
+  readonly after?: Duration.Input | undefined
+  /** Use the rate limiter's delay (the smaller one wins when `after` is also given). */
+  readonly rateLimited?: boolean | undefined
+  /** Priority, default 0; higher is served first. */
+  readonly priority?: number | undefined
+}
+
+/** A key handed out by `takeWithPriority`: `PriorityWorkqueue.PriorityWorkqueue.Taken`. */
+export interface Taken {
+  readonly key: string
+  readonly priority: number
+}
+
+/** The priority queue's operations: `PriorityWorkqueue.PriorityWorkqueue.Service`. */
+export interface Service extends WorkqueueService {
+  /** Adds `key` with a delay, rate limiting and/or a priority. */
+  readonly addWithOptions: (key: string, options?: AddOptions) => Effect.Effect<void>
+  /** Like `take`, and also reports the key's priority. */
+  readonly takeWithPriority: Effect.Effect<Taken, WorkqueueShutdown>
+}
 
 /**
  * A key known to the queue: waiting (`waiting`; ready when `readyAt === 0`, else due at `readyAt`), being processed
@@ -164,13 +200,13 @@ const shutdownError = Effect.fail(new WorkqueueShutdown())
 
 /** @internal */
 export const make = (
-  options: Workqueue.Workqueue.Options
-): Effect.Effect<PriorityWorkqueue.PriorityWorkqueue.Service, never, Scope.Scope> =>
+  options: Options
+): Effect.Effect<Service, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { clock, limiter, recorder } = yield* resolveOptions(options, RateLimiter.priorityDefault)
     const core = new PriorityQueue(options.name, clock, limiter, recorder)
     yield* startCore(core)
-    const addWithOptions = (key: string, opts: PriorityWorkqueue.PriorityWorkqueue.AddOptions = {}) => {
+    const addWithOptions = (key: string, opts: AddOptions = {}) => {
       const priority = opts.priority ?? 0
       const after = opts.after === undefined ? 0 : toDelayMillis(opts.after)
       if (!opts.rateLimited) return Effect.sync(() => core.add(key, priority, after))
@@ -182,9 +218,9 @@ export const make = (
     }
     const takeWithPriority = core.takeEffect(
       shutdownError,
-      (item): PriorityWorkqueue.PriorityWorkqueue.Taken => ({ key: item.key, priority: item.priority })
+      (item): Taken => ({ key: item.key, priority: item.priority })
     )
-    const service: PriorityWorkqueue.PriorityWorkqueue.Service = {
+    const service: Service = {
       name: options.name,
       addWithOptions,
       add: (key) => Effect.sync(() => core.add(key, 0, 0)),

@@ -1,11 +1,9 @@
-import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import type * as RateLimiter from "../RateLimiter.js"
 import { InvalidRateLimiterOptions } from "../WorkqueueError.js"
 
-type Service = RateLimiter.RateLimiter.Service
+type Service = RateLimiter.RateLimiter
 
 /**
  * The synchronous `forget` of the limiters made here, so that `maxOf` forgets a key in one step (a controller
@@ -160,20 +158,5 @@ export const withMaxWait = (limiter: Service, max: Duration.Input): Service => {
   return service
 }
 
-const isService = (input: unknown): input is Service =>
-  typeof input === "object" && input !== null && !Effect.isEffect(input) && "when" in input
-
-/** The option, else the maker in context, else the instance in context, else `orElse`. @internal */
-export const resolve = (
-  option: RateLimiter.Make | Service | undefined,
-  orElse: RateLimiter.Make,
-  maker: Context.Key<RateLimiter.Maker, RateLimiter.Make>,
-  instance: Context.Key<RateLimiter.RateLimiter, Service>
-): Effect.Effect<Service, InvalidRateLimiterOptions> => {
-  if (option !== undefined) return isService(option) ? Effect.succeed(option) : option
-  return Effect.flatMap(Effect.serviceOption(maker), (make) =>
-    Option.isSome(make)
-      ? make.value
-      : Effect.flatMap(Effect.serviceOption(instance), (found) =>
-        Option.isSome(found) ? Effect.succeed(found.value) : orElse))
-}
+/** Whether a rate limiter option is a limiter already made (rather than a `RateLimiter.Make`). @internal */
+export const isRateLimiter = (input: RateLimiter.Make | Service): input is Service => !Effect.isEffect(input)

@@ -1,15 +1,68 @@
+/**
+ * The FIFO queue (client-go's), what both queue flavours share, and the queue's models: its `Service` and `Options`
+ * are declared here, below the public modules, and `Workqueue.ts` names them. (`Workqueue.Priority` makes a priority
+ * queue, whose service extends this one: declared in `Workqueue.ts` and `PriorityWorkqueue.ts`, the two would import
+ * each other.)
+ */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import * as RateLimiter from "../RateLimiter.js"
-import type * as Workqueue from "../Workqueue.js"
 import { WorkqueueShutdown } from "../WorkqueueError.js"
 import { QueueCore } from "./core.js"
 import { toDelayMillis } from "./delay.js"
 import * as metrics from "./metrics.js"
 import { Ring } from "./ring.js"
+
+/** The operations of a queue: `Workqueue.Workqueue.Service` (see the module header). */
+export interface Service {
+  /** The queue's name, used as the `name` label of its metrics. */
+  readonly name: string
+  /** Marks `key` as needing processing. Ignored after shutdown. */
+  readonly add: (key: string) => Effect.Effect<void>
+  /** Adds `key` once `delay` has passed (at once when `delay <= 0`). Ignored after shutdown. */
+  readonly addAfter: (key: string, delay: Duration.Input) => Effect.Effect<void>
+  /** Adds `key` after the delay the rate limiter assigns to its next failure. */
+  readonly addRateLimited: (key: string) => Effect.Effect<void>
+  /** Clears the rate limiter's memory of `key` (its failure count). */
+  readonly forget: (key: string) => Effect.Effect<void>
+  /** How many failures the rate limiter has recorded for `key`. */
+  readonly numRequeues: (key: string) => Effect.Effect<number>
+  /**
+   * Waits for the next ready key and marks it as processing until `done`.
+   * After shutdown it hands out the remaining keys, then fails with
+   * `WorkqueueShutdown`.
+   */
+  readonly take: Effect.Effect<string, WorkqueueShutdown>
+  /** Ends the processing of `key`; re-queues it once if it was added meanwhile. */
+  readonly done: (key: string) => Effect.Effect<void>
+  /** Number of keys ready to be taken (not counting delayed or in-flight keys). */
+  readonly len: Effect.Effect<number>
+  /** Stops accepting adds and releases blocked takers once the queue is empty. */
+  readonly shutdown: Effect.Effect<void>
+  /** `shutdown`, then waits until every in-flight key is `done`. */
+  readonly shutdownWithDrain: Effect.Effect<void>
+  /** Whether `shutdown` has been called. */
+  readonly isShuttingDown: Effect.Effect<boolean>
+}
+
+/** Options of a queue: `Workqueue.Workqueue.Options`. */
+export interface Options {
+  /** Name of the queue: the `name` label of its metrics. */
+  readonly name: string
+  /** The `controller` label of its metrics (defaults to `name`). */
+  readonly controller?: string | undefined
+  /**
+   * The rate limiter behind `addRateLimited`: a `RateLimiter.Make` (made for
+   * this queue) or a limiter already made. Defaults to the
+   * `RateLimiter.Maker` setting (made for this queue), else a fresh
+   * `RateLimiter.controllerDefault` (`RateLimiter.priorityDefault` for the
+   * priority queue).
+   */
+  readonly rateLimiter?: RateLimiter.Make | RateLimiter.RateLimiter | undefined
+}
 
 /**
  * A key known to the FIFO queue: waiting (`addedAt >= 0`), being processed (`startedAt >= 0`), both (re-added
@@ -171,8 +224,8 @@ export const startCore = <T>(core: QueueCore<T>): Effect.Effect<void, never, Sco
 
 /** Resolves the options shared by both queue flavours. @internal */
 export const resolveOptions = (
-  options: Workqueue.Workqueue.Options,
-  defaultLimiter: Effect.Effect<RateLimiter.RateLimiter.Service>
+  options: Options,
+  defaultLimiter: Effect.Effect<RateLimiter.RateLimiter>
 ) =>
   Effect.gen(function*() {
     const clock = yield* Clock.Clock
@@ -201,8 +254,8 @@ export const commonOperations = <T>(core: QueueCore<T>) => ({
 
 /** @internal */
 export const make = (
-  options: Workqueue.Workqueue.Options
-): Effect.Effect<Workqueue.Workqueue.Service, never, Scope.Scope> =>
+  options: Options
+): Effect.Effect<Service, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { clock, limiter, recorder } = yield* resolveOptions(
       options,
@@ -211,7 +264,7 @@ export const make = (
     const core = new FifoQueue(options.name, clock, limiter, recorder)
     yield* startCore(core)
     const addAfter = (key: string, delay: number) => Effect.sync(() => core.addAfter(key, delay))
-    const service: Workqueue.Workqueue.Service = {
+    const service: Service = {
       name: options.name,
       add: (key) => Effect.sync(() => core.add(key)),
       addAfter: (key, delay) => addAfter(key, toDelayMillis(delay)),

@@ -2,12 +2,15 @@
  * The operator as one value: its name, the custom resources it serves and its
  * controllers. `npm start` runs it (src/main.ts) and `npm run manifests` turns
  * it into the YAML a cluster needs (CRDs, least-privilege RBAC computed from
- * what the controllers touch, ServiceAccount, Deployment).
+ * what the controllers declare, ServiceAccount, Deployment). `controllers` are
+ * what the manifests are computed from; `layer` is what runs: each
+ * controller's Layer, with the services it needs.
  *
  * `npx create-reconcile api --kind Widget` adds a kind here, at the
  * `create-reconcile api` markers.
  */
 import { Operator } from "@reconcile/kube"
+import { Layer } from "effect"
 import { __Kind__ } from "./__Kind__.js"
 import * as __Kind__Controller from "./__controller__.js"
 // create-reconcile api: imports
@@ -19,7 +22,11 @@ export const operator = Operator.make({
     // create-reconcile api: resources
   ],
   controllers: [
-    __Kind__Controller.layer,
+    __Kind__Controller.controller,
     // create-reconcile api: controllers
-  ]
+  ],
+  layer: Layer.mergeAll(
+    __Kind__Controller.layer,
+    // create-reconcile api: layers
+  )
 })

@@ -6,6 +6,7 @@
  * effect Schemas (`Arbitrary.schema`).
  */
 import { assert, describe, it } from "@effect/vitest"
+import { LeaderElection, Manager } from "@reconcile/core"
 import { Cache, KubeClient, Resource } from "@reconcile/kube"
 import { TestKube } from "@reconcile/testkit"
 import { Arbitrary, Effect, Layer, Option, Schema } from "effect"
@@ -18,6 +19,8 @@ const advance = (millis: number) => Effect.andThen(settle, Effect.andThen(TestCl
 
 const cluster = () =>
   Controller.layer.pipe(
+    Layer.provide(Manager.layer()),
+    Layer.provide(LeaderElection.layerAlwaysLeader),
     Layer.provide(Cache.layer()),
     Layer.provideMerge(Layer.effectDiscard(
       KubeClient.patch(

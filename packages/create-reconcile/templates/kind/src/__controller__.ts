@@ -16,12 +16,12 @@ import {
   EventRecorder,
   Finalizer,
   KubeController,
-  KubeError,
+  KubeOutcome,
   Resource,
   Status,
   type Undecodable
 } from "@reconcile/kube"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { __Kind__ } from "./__Kind__.js"
 
 /** The controller's name: the field manager of its writes. */
@@ -83,7 +83,7 @@ export const apply = (object: __Kind__) =>
       })
     }
   }).pipe(
-    KubeError.toOutcome, // API errors: Terminal when the server rejects the write for good, else Retryable
+    KubeOutcome.classify, // API errors: Terminal when the server rejects the write for good, else Retryable
     Reconcile.asTerminal // the owner reference cannot be set (another controller owns the ConfigMap)
   )
 
@@ -97,13 +97,17 @@ export const cleanup = (object: __Kind__ | Undecodable.Undecodable) =>
   })
 
 /**
- * The controller: `for` __Kind__, `owns` ConfigMaps, reconciled by object through the finalizer. What it declares
- * here is what `npm run manifests` grants it (`rbac: [...]` adds what the reconcile touches beyond that);
- * `KubeController.provide` keeps that declaration where `Layer.provide` would drop it.
+ * The controller, as a value: `for` __Kind__, `owns` ConfigMaps, reconciled by object through the finalizer. What
+ * it declares here is what `npm run manifests` grants it (`rbac: [...]` adds what the reconcile touches beyond that).
  */
-export const layer = KubeController.layer({
+export const controller = KubeController.make({
   name: fieldManager,
   for: __Kind__,
   owns: [Resource.ConfigMap],
   reconcile: Finalizer.reconcile({ resource: __Kind__, name: finalizerName, fieldManager, apply, cleanup })
-}).pipe(KubeController.provide(EventRecorder.layer({ controller: `__group__/${fieldManager}` })))
+})
+
+/** The Layer running the controller, with the `EventRecorder` it records events through. */
+export const layer = KubeController.layer(controller).pipe(
+  Layer.provide(EventRecorder.layer({ controller: `__group__/${fieldManager}` }))
+)

@@ -8,6 +8,7 @@
  * is taken when set). Real time: each check is polled until it holds.
  */
 import { assert, describe, layer } from "@effect/vitest"
+import { LeaderElection, Manager } from "@reconcile/core"
 import { Cache, KubeClient, Resource } from "@reconcile/kube"
 import { Envtest } from "@reconcile/testkit"
 import { Effect, Layer, Option } from "effect"
@@ -16,6 +17,8 @@ import * as Controller from "../src/__controller__.js"
 
 /** One control plane for this file, the CRD installed, the controller running on it. */
 const Real = Controller.layer.pipe(
+  Layer.provide(Manager.layer()),
+  Layer.provide(LeaderElection.layerAlwaysLeader),
   Layer.provide(Cache.layer()),
   Layer.provideMerge(KubeClient.layer),
   Layer.provideMerge(Envtest.layerKube({ crds: [Resource.crdManifest(__Kind__)] })),

@@ -5,6 +5,7 @@
  * milliseconds and time is exact.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { LeaderElection, Manager } from "@reconcile/core"
 import { Cache, KubeClient, Resource } from "@reconcile/kube"
 import { TestKube } from "@reconcile/testkit"
 import { Effect, Layer, Option } from "effect"
@@ -20,6 +21,8 @@ const advance = (millis: number) => Effect.andThen(settle, Effect.andThen(TestCl
 /** A fresh in-memory cluster with the CRD installed, and the controller running on it. */
 const cluster = () =>
   Controller.layer.pipe(
+    Layer.provide(Manager.layer()),
+    Layer.provide(LeaderElection.layerAlwaysLeader),
     Layer.provide(Cache.layer()),
     Layer.provideMerge(Layer.effectDiscard(
       KubeClient.patch(

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto"
 import * as ApiError from "../../ApiError.js"
 import type { ResourceType } from "../../ResourceType.js"
 import { encodeObject, MEDIA_TYPE as PROTOBUF } from "../protobuf/envelope.js"
-import { builtinDiscovery, type DiscoverySubresource, isBuiltinGroup, storageVersionOf } from "../registry.js"
+import { builtinDiscovery, type DiscoverySubresource, isBuiltinGroup, storageVersionOf } from "../resourceType.js"
 
 const AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
@@ -153,7 +153,7 @@ export const apiResourceList = (types: ReadonlyArray<ResourceType>, group: strin
     resources.push({
       name: t.plural,
       singularName: t.singular,
-      namespaced: t.namespaced,
+      namespaced: t.scope === "Namespaced",
       kind: t.kind,
       verbs: verbsOf(t),
       ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
@@ -164,7 +164,7 @@ export const apiResourceList = (types: ReadonlyArray<ResourceType>, group: strin
       resources.push({
         name: `${t.plural}/${sub.name}`,
         singularName: "",
-        namespaced: t.namespaced,
+        namespaced: t.scope === "Namespaced",
         ...(sub.group !== undefined ? { group: sub.group, version: sub.version } : {}),
         kind: sub.kind,
         verbs: sub.verbs
@@ -200,7 +200,7 @@ export const aggregated = (types: ReadonlyArray<ResourceType>, core: boolean) =>
         return {
           resource: t.plural,
           responseKind: { ...own, kind: t.kind },
-          scope: t.namespaced ? "Namespaced" : "Cluster",
+          scope: t.scope,
           singularResource: t.singular,
           verbs: verbsOf(t),
           ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),

@@ -1,15 +1,15 @@
 /**
- * The cells of kube-apiserver's table printers (`pkg/printers/internalversion`) for the built-in kinds `table.ts`
- * does not print itself: one function per column, by `group/resource` and column name; the column definitions
- * (names, types, descriptions, which are `-o wide`) are upstream's, generated (`tableColumns.generated.ts`). A kind
- * without cells here prints NAME and AGE.
+ * The cells of kube-apiserver's table printers (`pkg/printers/internalversion`) for the built-in kinds
+ * `tableResponse.ts` does not print itself: one function per column, by `group/resource` and column name; the column
+ * definitions (names, types, descriptions, which are `-o wide`) are upstream's, generated
+ * (`tableColumns.generated.ts`). A kind without cells here prints NAME and AGE.
  */
 import type { ResourceType } from "../../ResourceType.js"
 import { isObject, type Obj } from "../json.js"
 import { formatSelector } from "../scale.js"
 import { tableColumns } from "./tableColumns.generated.js"
 
-/** The time of the request and `table.ts`'s `age` (apimachinery's `duration.HumanDuration`). */
+/** The time of the request and `tableResponse.ts`'s `age` (apimachinery's `duration.HumanDuration`). */
 interface Clock {
   readonly now: number
   readonly age: (created: string | undefined, now: number) => string
@@ -17,7 +17,7 @@ interface Clock {
 
 type Cell = (o: Obj, clock: Clock) => unknown
 
-/** A column as `table.ts` prints it. */
+/** A column as `tableResponse.ts` prints it. */
 export interface KindColumn {
   readonly name: string
   readonly type: string

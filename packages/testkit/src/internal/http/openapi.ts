@@ -12,10 +12,10 @@
  */
 import { createHash } from "node:crypto"
 import type { ResourceType } from "../../ResourceType.js"
+import * as Models from "../builtinModels.js"
 import { BuiltinSchemas, crdDefinitions, PATCH, type Schema, v3Scalars } from "../openapi/definitions.js"
-import * as Models from "../openapi/models.js"
 import { encodeDocument } from "../openapi/proto.js"
-import { isBuiltinGroup } from "../registry.js"
+import { isBuiltinGroup } from "../resourceType.js"
 import { version as serverVersion } from "./discovery.js"
 
 const gvPath = (
@@ -167,7 +167,8 @@ const patchTypes = (custom: boolean): ReadonlyArray<string> => [
 const operations = (types: ReadonlyArray<ResourceType>, crds: ReadonlyArray<Schema>): Record<string, unknown> => {
   const paths: Record<string, unknown> = {}
   for (const t of types) {
-    const base = `/${gvPath(t.group, t.version)}${t.namespaced ? "/namespaces/{namespace}" : ""}/${t.plural}/{name}`
+    const namespace = t.scope === "Namespaced" ? "/namespaces/{namespace}" : ""
+    const base = `/${gvPath(t.group, t.version)}${namespace}/${t.plural}/{name}`
     const gvk = { group: t.group, version: t.version, kind: t.kind }
     const op = (action: string) => ({
       "x-kubernetes-group-version-kind": gvk,

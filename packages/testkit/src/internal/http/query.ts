@@ -6,7 +6,7 @@
  */
 import * as ApiError from "../../ApiError.js"
 import { isObject, type Obj } from "../json.js"
-import { badRequest } from "../store.js"
+import { badRequest } from "../statuses.js"
 
 /** How the server treats unknown fields in a request body (`fieldValidation`; absent means Warn, as upstream). */
 export type FieldValidation = "Ignore" | "Warn" | "Strict"

@@ -7,7 +7,7 @@
  * documents rewrite them to `#/definitions/…` and `#/components/schemas/…`.
  */
 import type { ResourceType } from "../../ResourceType.js"
-import type { Model, Models } from "./models.js"
+import type { Model, Models } from "../builtinModels.js"
 
 /** A JSON Schema object. */
 export type Schema = Record<string, any>

@@ -1,14 +1,15 @@
 /**
- * JSON ⇄ protobuf for the messages of `table.ts`, on protobufjs reflection. The JSON side is the Kubernetes JSON
- * form (what our Core stores); the conversions follow the Go types' JSON marshalling: `Time`/`MicroTime`
- * ({seconds, nanos} ⇄ RFC 3339), `Quantity` ({string} ⇄ string), `IntOrString` ({type, intVal, strVal} ⇄ number |
- * string), `bytes` ⇄ base64, `RawExtension`/`FieldsV1` (JSON bytes ⇄ the JSON value), embedded structs inlined in
- * JSON, Go named slices (`items`) ⇄ arrays, and `omitempty` on non-pointer scalars (zero ⇒ omitted).
+ * JSON ⇄ protobuf for the messages of `descriptors.generated.ts`, on protobufjs reflection. The JSON side is the
+ * Kubernetes JSON form (what our Core stores); the conversions follow the Go types' JSON marshalling:
+ * `Time`/`MicroTime` ({seconds, nanos} ⇄ RFC 3339), `Quantity` ({string} ⇄ string), `IntOrString` ({type, intVal,
+ * strVal} ⇄ number | string), `bytes` ⇄ base64, `RawExtension`/`FieldsV1` (JSON bytes ⇄ the JSON value), embedded
+ * structs inlined in JSON, Go named slices (`items`) ⇄ arrays, and `omitempty` on non-pointer scalars (zero ⇒
+ * omitted).
  *
  * @internal
  */
 import protobuf from "protobufjs"
-import { type Field, listWrappers, messages } from "./table.js"
+import { type Field, listWrappers, messages } from "./descriptors.generated.js"
 
 /** An object holds something the table cannot carry (unknown field, wrong type): answer JSON instead. */
 export class Unrepresentable extends Error {

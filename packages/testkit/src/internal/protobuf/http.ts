@@ -7,7 +7,7 @@
 import type * as Http from "node:http"
 import * as ApiError from "../../ApiError.js"
 import type { ResourceType } from "../../ResourceType.js"
-import { isBuiltinGroup } from "../registry.js"
+import { isBuiltinGroup } from "../resourceType.js"
 import { decodeObject, encodeObject, MEDIA_TYPE, messageOf, WATCH_MEDIA_TYPE, watchFrame } from "./envelope.js"
 
 export { MEDIA_TYPE, WATCH_MEDIA_TYPE }
@@ -60,11 +60,13 @@ export const acceptsProtobuf = (accept: string | undefined): boolean => {
  * The protobuf form of a response body, when the client asked for it first and the body's kind has a message;
  * undefined otherwise — also when the object holds a field our table lacks: JSON then, rather than lose data.
  */
-export const responseBody = (req: Http.IncomingMessage | undefined, body: unknown): Uint8Array | undefined =>
-  req !== undefined && acceptsProtobuf(req.headers.accept) ? encodeObject(body) : undefined
+export const responseBody = (
+  req: Pick<Http.IncomingMessage, "headers"> | undefined,
+  body: unknown
+): Uint8Array | undefined => req !== undefined && acceptsProtobuf(req.headers.accept) ? encodeObject(body) : undefined
 
 /** Whether a watch on this request streams protobuf frames: asked for first, and the kind has a message. */
-export const watchesProtobuf = (req: Http.IncomingMessage, rt: ResourceType): boolean =>
+export const watchesProtobuf = (req: Pick<Http.IncomingMessage, "headers">, rt: ResourceType): boolean =>
   acceptsProtobuf(req.headers.accept) &&
   messageOf(rt.group === "" ? rt.version : `${rt.group}/${rt.version}`, rt.kind) !== undefined
 
@@ -95,7 +97,7 @@ export const acceptsOnlyProtobuf = (accept: string | undefined): boolean => {
  * application/json, application/yaml`. Undefined when protobuf is not the only choice or the body encodes.
  */
 export const notAcceptable = (
-  req: Http.IncomingMessage | undefined,
+  req: Pick<Http.IncomingMessage, "headers"> | undefined,
   body: unknown
 ): ApiError.ApiError | undefined => {
   if (req === undefined || !acceptsOnlyProtobuf(req.headers.accept)) return undefined

@@ -21,9 +21,9 @@ export const sourceAliases = [
  */
 export const endToEnd: Readonly<Record<string, ReadonlyArray<string>>> = {
   testkit: ["test/tour.test.ts", "test/apiserverBin.test.ts"],
-  "example-webapp": ["test/cli.test.ts"],
-  cli: ["test/manifests.test.ts", "test/process.test.ts"],
-  "create-reconcile": ["test/generatedTests.test.ts"]
+  "example-webapp": ["test/cli.test.ts", "test/smoke.test.ts", "test/shutdown.test.ts"],
+  cli: ["test/manifests.test.ts", "test/process.test.ts", "test/loading.test.ts"],
+  "create-reconcile": ["test/generatedTests.test.ts", "test/generatedStart.test.ts"]
 }
 
 /**

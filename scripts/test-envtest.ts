@@ -79,9 +79,13 @@ if (!filtered && !embedded) {
     "packages/testkit/test/tour.test.ts",
     "packages/testkit/test/apiserverBin.test.ts",
     "examples/webapp/test/cli.test.ts",
+    "examples/webapp/test/smoke.test.ts",
+    "examples/webapp/test/shutdown.test.ts",
     "packages/cli/test/manifests.test.ts",
     "packages/cli/test/process.test.ts",
-    "packages/create-reconcile/test/generatedTests.test.ts"
+    "packages/cli/test/loading.test.ts",
+    "packages/create-reconcile/test/generatedTests.test.ts",
+    "packages/create-reconcile/test/generatedStart.test.ts"
   ], {})
   console.log(`test:envtest: end-to-end files on the embedded cluster, ${((Date.now() - started) / 1000).toFixed(0)} s`)
   if (e2e.status !== 0) process.exit(e2e.status ?? 1)

@@ -1,4 +1,5 @@
 import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
 import * as KubeController from "../KubeController.js"
 import type * as Operator from "../Operator.js"
 
@@ -26,5 +27,4 @@ const merged = (controllers: ReadonlyArray<KubeController.Declaration>): Layer.L
 }
 
 /** @internal */
-export const isOperator = (u: unknown): u is Operator.Operator<unknown, unknown> =>
-  typeof u === "object" && u !== null && TypeId in u
+export const isOperator = (u: unknown): u is Operator.Operator<unknown, unknown> => Predicate.hasProperty(u, TypeId)

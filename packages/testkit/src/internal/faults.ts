@@ -124,7 +124,7 @@ export const paceStream = <A, E>(self: Stream.Stream<A, E>, pace: WatchPace): St
   }))
 
 /**
- * Paces writes on a clock (the wall clock over HTTP, Effect's in process):
+ * Paces writes on the handler's clock (`Timers`: Effect's, live over HTTPS, the caller's in process):
  * `write` runs at once while nothing is held, else in order once each item's
  * release time has come; `end` runs after the items written before it.
  * `cancel` drops what is held.

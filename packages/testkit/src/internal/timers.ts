@@ -1,8 +1,8 @@
 /**
- * The clock of the test server's request handler. Over a socket it is the
- * wall clock; in process (`TestKube`) it is the calling fiber's Effect
- * `Clock`, so a `TestClock` drives injected latency, watch timeouts,
- * bookmarks, stalls and resourceVersion waits as it drives the client.
+ * The clock of the test server's request handler: the Effect `Clock` of the
+ * fiber that runs it (the live clock over a socket; in process, `TestKube`'s
+ * caller's, so a `TestClock` drives injected latency, watch timeouts,
+ * bookmarks, stalls and resourceVersion waits as it drives the client).
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -15,15 +15,6 @@ export interface Timers {
   readonly now: () => number
   /** Runs `f` after `millis`; the function returned cancels it. */
   readonly after: (millis: number, f: () => void) => () => void
-}
-
-/** @internal */
-export const wallClock: Timers = {
-  now: () => Date.now(),
-  after: (millis, f) => {
-    const timer = setTimeout(f, millis)
-    return () => clearTimeout(timer)
-  }
 }
 
 /** The Effect `Clock` of the fiber whose services these are (a `TestClock` in tests). @internal */
@@ -46,7 +37,3 @@ export const onClock = (services: Context.Context<never>): Timers => {
     }
   }
 }
-
-/** Resolves after `millis` on `timers`. @internal */
-export const sleep = (timers: Timers, millis: number): Promise<void> =>
-  new Promise((resolve) => void timers.after(millis, resolve))

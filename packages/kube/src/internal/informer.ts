@@ -106,13 +106,22 @@ export const make = <A extends HasMetadata>(
     // `startup` is "fail" unless `failAtStart: false`; the stream's error type is that of "fail" either way
     yield* Watch.watch(listWatch, watcherOptions as Watcher.Options & { readonly startup: "fail" }).pipe(
       Store.reflector(store, { transform: options.transform ?? stripManagedFields }),
-      Stream.runForEach((changes) => {
-        if (changes.events.length > 0 || changes.undecodable.length > 0) PubSub.publishUnsafe(pubsub, changes)
-        if (changes.listed) synced = true
-        const done = changes.listed ? Deferred.succeed(firstList, undefined) : Effect.void
-        return changes.decodeFailures.length === 0 && changes.undecodable.length === 0
+      // The effect returned for a chunk must not hold its changes: a list's changes hold a `Create` per object, and
+      // whoever awaits `synced` runs while this effect does (the heap at sync would count them on top of the store).
+      Stream.runForEachArray((chunk) => {
+        let listed = false
+        let failures: Array<KubeError.Decode> | undefined
+        let undecodable: Array<UndecodableEvent> | undefined
+        for (const changes of chunk) {
+          if (changes.events.length > 0 || changes.undecodable.length > 0) PubSub.publishUnsafe(pubsub, changes)
+          if (changes.listed) listed = synced = true
+          if (changes.decodeFailures.length > 0) (failures ??= []).push(...changes.decodeFailures)
+          if (changes.undecodable.length > 0) (undecodable ??= []).push(...changes.undecodable)
+        }
+        const done = listed ? Deferred.succeed(firstList, undefined) : Effect.void
+        return failures === undefined && undecodable === undefined
           ? done
-          : Effect.andThen(report(changes.decodeFailures, changes.undecodable), done)
+          : Effect.andThen(report(failures ?? [], undecodable ?? []), done)
       }),
       // a failure at start (a CRD not installed, 403, …: see `Watcher.Options.startup`) fails `synced` with it; the
       // failure is the report (a main program prints it once), so it is logged at debug only

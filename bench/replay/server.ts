@@ -13,7 +13,7 @@
  * cloned from a template object, their pages for the limits given), `{ op: "watch", namespace, objects, events,
  * template }` (an empty list at resourceVersion R, then `events` MODIFIED events of `objects` objects after R).
  */
-import { selfSigned } from "@reconcile/testkit/internal/http/certificate"
+import { selfSigned } from "@reconcile/kube/Certificates"
 import * as fs from "node:fs"
 import type { ServerResponse } from "node:http"
 import * as https from "node:https"

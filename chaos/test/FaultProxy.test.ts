@@ -6,7 +6,7 @@
 import * as net from "node:net"
 import * as tls from "node:tls"
 import { afterEach, describe, expect, it } from "vitest"
-import { selfSigned } from "../../packages/testkit/src/internal/http/certificate.js"
+import { selfSigned } from "@reconcile/kube/Certificates"
 import { FaultProxy } from "../FaultProxy.js"
 
 const serverCert = selfSigned()

@@ -11,6 +11,11 @@ export * as Cache from "./Cache.js"
 /**
  * @since 0.1.0
  */
+export * as Certificates from "./Certificates.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Conditions from "./Conditions.js"
 
 /**

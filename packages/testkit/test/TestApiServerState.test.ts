@@ -13,7 +13,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { TestApiServer, TestCluster } from "../src/index.js"
-import { selfSigned } from "../src/internal/http/certificate.js"
+import { selfSigned } from "@reconcile/kube/Certificates"
 import { CERT_FILE, KEY_FILE, loadOrCreate, PORT_FILE, TOKEN_FILE } from "../src/internal/serverState.js"
 
 const made: Array<string> = []

@@ -9,7 +9,7 @@
 import { createPrivateKey, randomBytes, X509Certificate } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { type Certificate, selfSigned } from "./http/certificate.js"
+import { type Certificate, selfSigned } from "@reconcile/kube/Certificates"
 
 /** The self-signed serving certificate (PEM), which is the kubeconfig's CA. */
 export const CERT_FILE = "ca.crt"

@@ -11,7 +11,7 @@ import * as Https from "node:https"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { type Certificate, issue } from "../http/certificate.js"
+import { type Certificate, issue } from "@reconcile/kube/Certificates"
 import type { Assets } from "./assets.js"
 import * as Processes from "./processes.js"
 

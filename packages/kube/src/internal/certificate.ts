@@ -1,9 +1,8 @@
 /**
- * Certificates built with `node:crypto` and a few lines of DER: the test API server's self-signed serving
- * certificate for 127.0.0.1 / localhost, and the real control plane's CA with the serving and client certificates
- * it signs (`Envtest`). client-go (kubectl) sends bearer tokens only over TLS, so the test server needs one; no npm
- * package was worth its dependencies for a few certificates (the maintained X.509 builders need a global
- * reflect-metadata polyfill or a pure-JS RSA keygen).
+ * X.509 certificates built with `node:crypto` and a few lines of DER (see `Certificates.ts` for what uses them and
+ * why no npm package): ECDSA P-256 keys, a CA, and the serving and client certificates it signs.
+ *
+ * @internal
  */
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate } from "node:crypto"
 
@@ -52,12 +51,13 @@ const extension = (id: string, critical: boolean, value: Buffer): Buffer =>
 const pem = (label: string, der: Buffer): string =>
   `-----BEGIN ${label}-----\n${der.toString("base64").match(/.{1,64}/g)!.join("\n")}\n-----END ${label}-----\n`
 
+/** @internal */
 export interface Certificate {
   readonly cert: string
   readonly key: string
 }
 
-/** What a certificate names and may do (see {@link issue}). */
+/** @internal */
 export interface CertificateSpec {
   /** The subject's common name (a client certificate's user name). */
   readonly commonName: string

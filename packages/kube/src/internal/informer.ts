@@ -115,8 +115,8 @@ export const make = <A extends HasMetadata>(
         for (const changes of chunk) {
           if (changes.events.length > 0 || changes.undecodable.length > 0) PubSub.publishUnsafe(pubsub, changes)
           if (changes.listed) listed = synced = true
-          if (changes.decodeFailures.length > 0) (failures ??= []).push(...changes.decodeFailures)
-          if (changes.undecodable.length > 0) (undecodable ??= []).push(...changes.undecodable)
+          for (const failure of changes.decodeFailures) (failures ??= []).push(failure)
+          for (const event of changes.undecodable) (undecodable ??= []).push(event)
         }
         const done = listed ? Deferred.succeed(firstList, undefined) : Effect.void
         return failures === undefined && undecodable === undefined

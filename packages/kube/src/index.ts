@@ -1,6 +1,11 @@
 /**
  * @since 0.1.0
  */
+export * as Admission from "./Admission.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Apply from "./Apply.js"
 
 /**
@@ -11,12 +16,22 @@ export * as Cache from "./Cache.js"
 /**
  * @since 0.1.0
  */
+export * as CertificateManager from "./CertificateManager.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Certificates from "./Certificates.js"
 
 /**
  * @since 0.1.0
  */
 export * as Conditions from "./Conditions.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Conversion from "./Conversion.js"
 
 /**
  * @since 0.1.0
@@ -122,3 +137,8 @@ export * as Undecodable from "./Undecodable.js"
  * @since 0.1.0
  */
 export * as Watcher from "./Watcher.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WebhookServer from "./WebhookServer.js"

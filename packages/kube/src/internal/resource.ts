@@ -173,8 +173,12 @@ export const make = <A extends ObjectMeta.HasMetadata>(
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
-/** `path: message` per issue, as effect 3's `ArrayFormatter` lines were joined. */
-const formatIssue = (error: Schema.SchemaError): string =>
+/**
+ * `path: message` per issue, as effect 3's `ArrayFormatter` lines were joined.
+ *
+ * @internal
+ */
+export const formatIssue = (error: Schema.SchemaError): string =>
   formatter(error.issue).issues
     .map((i) => {
       const path = (i.path ?? []).map((p) => typeof p === "object" ? String(p.key) : String(p))

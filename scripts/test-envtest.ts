@@ -26,6 +26,7 @@ const root = path.resolve(import.meta.dirname, "..")
 /** The suites that run on both clusters (`npm test` runs them on the embedded one). */
 export const suites: ReadonlyArray<string> = [
   "packages/kube/test/Apply.test.ts",
+  "packages/kube/test/CertificateManagerReal.test.ts",
   "packages/kube/test/EventRecorder.test.ts",
   "packages/kube/test/Finalizer.test.ts",
   "packages/kube/test/Kube.test.ts",
@@ -41,8 +42,14 @@ export const suites: ReadonlyArray<string> = [
   "packages/kube/test/metadataOnly.test.ts",
   // real-only: compaction, restarts, paging by etcd, kube-controller-manager's GC and namespace controller
   "packages/kube/test/RealCluster.test.ts",
+  // the API server calls our webhook server for admission (both clusters) and conversion (real-only: the embedded
+  // cluster calls no conversion webhook yet)
+  "packages/kube/test/WebhookReal.test.ts",
+  "packages/kube/test/ConversionReal.test.ts",
   // the control plane itself: version, kubeconfig, no process left behind (scope close, SIGKILL)
   "packages/testkit/test/EnvtestReal.test.ts",
+  // admission webhooks: the same scenarios and answers as on the embedded cluster
+  "packages/testkit/test/AdmissionWebhooks.test.ts",
   // the README's controller: repairs its ConfigMap, which goes with its Greeting (the real garbage collector)
   "docs/test/readme.test.ts",
   // the webapp operator end to end through `npm start -- --real`

@@ -1,13 +1,12 @@
 /**
- * kube-apiserver calls our webhook server: a defaulter and a validator of ConfigMaps (objects labelled
- * `webhook-test: yes` only, so the control plane's own ConfigMaps are never intercepted) and a defaulter of a small
- * custom resource are served over HTTPS on 127.0.0.1, registered with `Admission.configurations` (URL client
- * config, our CA as caBundle), then objects are created, updated and deleted through `KubeClient`: defaults are
- * patched in, denials come back with kube-apiserver's message (`admission webhook "<name>" denied the request: …`)
- * and our code, a protected object cannot be deleted, and a dry run reaches the handler with `dryRun: true`.
- *
- * Written for both clusters (`support/env.ts`), but gated to the real one for now: the embedded cluster's webhook
- * calls are being built by another helper.
+ * The API server (kube-apiserver, or the embedded cluster) calls our webhook server: a defaulter and a validator of
+ * ConfigMaps (objects labelled `webhook-test: yes` only, so the control plane's own ConfigMaps are never
+ * intercepted) and a defaulter of a small custom resource are served over HTTPS on 127.0.0.1, registered with
+ * `Admission.configurations` (URL client config, our CA as caBundle), then objects are created, updated and deleted
+ * through `KubeClient`: defaults are patched in, denials come back with kube-apiserver's message (`admission webhook
+ * "<name>" denied the request: …`) and our code, a protected object cannot be deleted, and a dry run reaches the
+ * handler with `dryRun: true`. The same tests run on both clusters (`support/env.ts`): the embedded cluster calls
+ * webhooks as kube-apiserver does.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Option, Schema } from "effect"
@@ -17,7 +16,7 @@ import * as KubeClient from "../src/KubeClient.js"
 import type * as KubeError from "../src/KubeError.js"
 import * as Resource from "../src/Resource.js"
 import * as WebhookServer from "../src/WebhookServer.js"
-import { check, eventually, kubeLayer, onRealCluster, serverApply, serverLayer } from "./support/env.js"
+import { check, eventually, kubeLayer, serverApply, serverLayer } from "./support/env.js"
 
 const Greeting = Resource.custom({
   group: "webhooks.reconcile.dev",
@@ -124,7 +123,7 @@ const active = eventually(
 )
 
 // the embedded cluster's webhook calls are being built by another helper: real control plane only for now
-describe.skipIf(!onRealCluster)("admission webhooks called by kube-apiserver", () => {
+describe("admission webhooks called by the API server", () => {
   layer(Registered, { timeout: 120_000, excludeTestServices: true })("our server, registered", (it) => {
     it.effect("a create gets the defaults (JSON patch), with the fields it had", () =>
       Effect.gen(function*() {

@@ -47,3 +47,8 @@ export * as TestCluster from "./TestCluster.js"
  * @since 0.1.0
  */
 export * as TestKube from "./TestKube.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WebhookChecks from "./WebhookChecks.js"

@@ -4,7 +4,10 @@
  * structural schema, `structural.ts`), given its managedFields (`managedFields.ts`) and the strategy's rules
  * (`strategy.ts`), then committed; patches are applied first (`patch.ts`), events.k8s.io/v1 writes converted to
  * core/v1 (`events.ts`). Those modules are functions of objects: none of them knows the storage. Operations throw
- * an `ApiError` (a metav1.Status); `TestCluster` and the HTTP server convert them at their boundary.
+ * an `ApiError` (a metav1.Status); `TestCluster` and the HTTP server convert them at their boundary. When a request
+ * runs with an `admission` (`admission.ts`, installed by `admissionWebhooks.ts`), its mutating and validating
+ * admission points call it where kube-apiserver admits (before the strategy, before storage), and its per-request
+ * values (uid, time, generated name, allocated address) are drawn once, so a write can be run again unchanged.
  *
  * Over 500 lines because create, update, patch and apply are one sequence of kube-apiserver's steps with one shared
  * tail (`write`), whose order is the behaviour (what is checked before what decides which error a client sees):
@@ -14,6 +17,7 @@ import { randomUUID } from "node:crypto"
 import * as ApiError from "../ApiError.js"
 import type { KubeObject, ManagedFieldsEntry, ObjectList, WatchEvent } from "../KubeObject.js"
 import { apiVersion, type ResourceType } from "../ResourceType.js"
+import { type Admission, type Attributes, withChanges } from "./admission.js"
 import * as Deletion from "./deletion.js"
 import * as Events from "./events.js"
 import { FaultState } from "./faults.js"
@@ -77,6 +81,11 @@ export class Core {
   readonly faults: FaultState
   /** Set when the start with storage failed (writing the default namespaces or resuming cut-short work). */
   readonly startupError: ApiError.ApiError | undefined
+  /**
+   * The admission of the request being written (`admissionWebhooks.ts` installs it around one synchronous run of
+   * a write): called at the mutating and validating admission points; none for the cluster's own writes.
+   */
+  admission: Admission | undefined = undefined
 
   constructor(options: CoreOptions) {
     this.now = options.now
@@ -105,6 +114,62 @@ export class Core {
         ? e
         : ApiError.make(500, "InternalError", `restore failed: ${e instanceof Error ? e.message : String(e)}`)
     }
+  }
+
+  /** A per-request value: the same on every run of a write suspended for admission webhooks. */
+  private once<A>(key: string, make: () => A): A {
+    return this.admission === undefined ? make() : this.admission.once(key, make)
+  }
+
+  /** The request's time (one per request). */
+  private time(): number {
+    return this.once("now", this.now)
+  }
+
+  /**
+   * The mutating admission point: the object as the mutating webhooks leave it, decoded again. A created built-in
+   * object is shown with the defaults kube-apiserver's decoding and earlier admission plugins give it (a Service
+   * without its address), and what the webhooks change in that view is carried onto the request's object.
+   */
+  private mutated(
+    rt: ResourceType,
+    attributes: Omit<Attributes, "rt">,
+    decoded: Obj,
+    view: Obj = present(rt, decoded) as Obj
+  ): Obj {
+    if (this.admission === undefined || attributes.subresource === "scale") return decoded
+    if (attributes.operation === "DELETE") {
+      // a DELETE shows the mutating webhooks no object (kube-apiserver's delete handler)
+      this.admission.mutate({ rt, ...attributes, object: undefined })
+      return decoded
+    }
+    const out = this.admission.mutate({ rt, ...attributes, object: view })
+    if (out === undefined || out === view) return decoded
+    return RequestBody.decode(this.registry, rt, withChanges(present(rt, decoded) as Obj, view, out))
+  }
+
+  /**
+   * A created object as the mutating webhooks are shown it: a built-in one with the defaults kube-apiserver's
+   * decoding and the admission plugins before the webhooks give it (a Service without its address, no status).
+   */
+  private creationView(rt: ResourceType, decoded: Obj): Obj {
+    const shown = present(rt, decoded) as Obj
+    if (rt.schema !== undefined || (rt.group === "" && rt.kind === "Service")) return shown
+    const view = clone(shown)
+    defaultOnCreate(rt, view)
+    if (shown.status === undefined) delete view.status
+    else view.status = clone(shown.status)
+    return view
+  }
+
+  /** The validating admission point (`object` is what the written object would be stored as). */
+  private validated(rt: ResourceType, attributes: Omit<Attributes, "rt">, object?: Obj): void {
+    if (this.admission === undefined || attributes.subresource === "scale") return
+    this.admission.validate({
+      rt,
+      ...attributes,
+      ...(object !== undefined ? { object: present(rt, object) as Obj } : {})
+    })
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -216,23 +281,55 @@ export class Core {
         (converted) => this.create(this.eventType(), namespace, converted, options)
       )
     }
-    const obj = RequestBody.decode(this.registry, rt, body)
+    let obj = RequestBody.decode(this.registry, rt, body)
     if (rt.createOnly === true) return review(rt, obj)
-    const meta = obj.metadata as Obj
-    if (rt.scope === "Namespaced") {
-      if (
-        meta.namespace !== undefined && meta.namespace !== "" && namespace !== undefined && meta.namespace !== namespace
-      ) {
-        throw badRequest("the namespace of the provided object does not match the namespace sent on the request")
+    let meta = obj.metadata as Obj
+    const placeNamespace = () => {
+      if (rt.scope === "Namespaced") {
+        if (
+          meta.namespace !== undefined && meta.namespace !== "" && namespace !== undefined &&
+          meta.namespace !== namespace
+        ) {
+          throw badRequest("the namespace of the provided object does not match the namespace sent on the request")
+        }
+        meta.namespace = namespace ?? meta.namespace
+      } else {
+        delete meta.namespace
       }
-      meta.namespace = namespace ?? meta.namespace
-    } else {
-      delete meta.namespace
+    }
+    placeNamespace()
+    // the request's object, as the webhooks were shown it, and as they left it (when they changed it)
+    let requested: Obj | undefined
+    let shownView: Obj | undefined
+    let mutatedRequest: Obj | undefined
+    if (this.admission !== undefined) {
+      requested = obj
+      shownView = this.creationView(rt, obj)
+      // NamespaceLifecycle, then the mutating webhooks (before the name is generated and the strategy runs)
+      this.checkNamespace(rt, meta.namespace, typeof meta.name === "string" ? meta.name : "")
+      obj = this.mutated(
+        rt,
+        {
+          subresource: undefined,
+          operation: "CREATE",
+          namespace: meta.namespace,
+          name: typeof meta.name === "string" ? meta.name : "",
+          object: undefined,
+          oldObject: undefined,
+          dryRun: options.dryRun === true
+        },
+        obj,
+        shownView
+      )
+      meta = obj.metadata as Obj
+      placeNamespace()
+      if (requested === obj) requested = undefined
+      else mutatedRequest = clone(obj)
     }
     if (
       (meta.name === undefined || meta.name === "") && typeof meta.generateName === "string" && meta.generateName !== ""
     ) {
-      meta.name = this.generateName(rt, meta.namespace, meta.generateName)
+      meta.name = this.once("name", () => this.generateName(rt, meta.namespace, meta.generateName))
     }
     if (typeof meta.name !== "string" || meta.name === "") {
       throw ApiError.make(
@@ -278,8 +375,8 @@ export class Core {
         details(rt, meta.name)
       )
     }
-    const now = formatTime(this.now())
-    meta.uid = randomUUID()
+    const now = formatTime(this.time())
+    meta.uid = this.once("uid", randomUUID)
     meta.creationTimestamp = now
     for (
       const f of ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"]
@@ -291,19 +388,40 @@ export class Core {
     if (rt.hasStatus) delete obj.status
     const decoded = clone(obj)
     defaultOnCreate(rt, obj)
-    if (isCrdKind(rt)) crdStatus(obj, this.now)
+    if (this.admission !== undefined && rt.group === "" && rt.kind === "Service" && obj.spec?.clusterIP !== undefined) {
+      // the address allocated on the request's first run (each run allocates one)
+      const ip = this.once("clusterIP", () => obj.spec.clusterIP)
+      obj.spec.clusterIP = ip
+      obj.spec.clusterIPs = [ip]
+    }
+    if (isCrdKind(rt)) crdStatus(obj, () => this.time())
     validate(rt, obj, undefined)
     meta.managedFields = options.managed !== undefined
       ? options.managed(obj)
       : ManagedFields.afterUpdate(
         rt,
         undefined,
-        ownedOnCreate(rt, decoded, obj),
+        requested === undefined || mutatedRequest === undefined || shownView === undefined
+          ? ownedOnCreate(rt, decoded, obj)
+          : ownedOnCreate(
+            rt,
+            rt.hasStatus ? { ...requested, status: undefined } : requested,
+            withChanges(obj, mutatedRequest, shownView)
+          ),
         options.fieldManager ?? "unknown",
         undefined,
         now
       )
     if (meta.managedFields.length === 0) delete meta.managedFields
+    this.validated(rt, {
+      subresource: undefined,
+      operation: "CREATE",
+      namespace: meta.namespace,
+      name: meta.name,
+      object: undefined,
+      oldObject: undefined,
+      dryRun: options.dryRun === true
+    }, obj)
     if (options.dryRun === true) return present(rt, obj)
     const stored = this.storage.commit(rt, "ADDED", obj, undefined)
     if (isCrdKind(rt)) this.registry.setCrd(obj.spec.group, obj.spec.names.plural, fromCrd(obj))
@@ -392,7 +510,7 @@ export class Core {
       existing,
       candidate,
       subresource,
-      (old, next) => ManagedFields.afterUpdate(rt, old, next, manager, subresource, formatTime(this.now())),
+      (old, next) => ManagedFields.afterUpdate(rt, old, next, manager, subresource, formatTime(this.time())),
       options.dryRun === true
     )
   }
@@ -407,6 +525,17 @@ export class Core {
     dryRun = false
   ): KubeObject {
     const name = existing.metadata.name as string
+    const attributes = this.admission === undefined ? undefined : {
+      subresource,
+      operation: "UPDATE" as const,
+      namespace: existing.metadata.namespace as string | undefined,
+      name,
+      object: undefined,
+      oldObject: present(rt, existing) as Obj,
+      dryRun
+    }
+    const requested = candidate
+    if (attributes !== undefined) candidate = this.mutated(rt, attributes, candidate)
     const rv = candidate.metadata.resourceVersion
     if (rv !== undefined && rv !== "" && rv !== existing.metadata.resourceVersion) throw conflict(rt, name)
     let next: Obj
@@ -445,8 +574,9 @@ export class Core {
     if (tracksGeneration(rt) && specChanged(rt, existing, next)) {
       next.metadata.generation = (existing.metadata.generation ?? 0) + 1
     }
-    const entries = managed(existing, next)
+    const entries = managed(existing, requested === candidate ? next : withChanges(next, candidate, requested))
     if (entries.length > 0) next.metadata.managedFields = entries
+    if (attributes !== undefined) this.validated(rt, attributes, next)
     const before = { ...existing, metadata: { ...existing.metadata, resourceVersion: undefined } }
     if (deepEqual(before, next)) return present(rt, existing)
     // dry run: the would-be object keeps the stored resourceVersion (kube-apiserver's dry-run storage)
@@ -535,7 +665,7 @@ export class Core {
     }
     const force = options.force === true
     const subresource = options.subresource
-    const time = formatTime(this.now())
+    const time = formatTime(this.time())
     const existing = this.storage.stored(rt, namespace, name)
     if (existing === undefined) {
       if (subresource !== undefined) throw notFound(rt, name)
@@ -574,7 +704,21 @@ export class Core {
     name: string,
     options: Deletion.DeleteOptions
   ): { readonly object: KubeObject; readonly deleted: boolean } {
-    const result = Deletion.request(this, rt, this.existing(rt, namespace, name), options)
+    const existing = this.existing(rt, namespace, name)
+    if (this.admission !== undefined) {
+      const attributes = {
+        subresource: undefined,
+        operation: "DELETE" as const,
+        namespace: existing.metadata.namespace as string | undefined,
+        name,
+        object: undefined,
+        oldObject: undefined,
+        dryRun: options.dryRun === true
+      }
+      this.mutated(rt, attributes, existing)
+      this.validated(rt, { ...attributes, oldObject: present(rt, existing) as Obj })
+    }
+    const result = Deletion.request(this, rt, existing, options)
     return { object: present(rt, result.object), deleted: result.deleted }
   }
 }

@@ -7,6 +7,7 @@ import * as ApiError from "../ApiError.js"
 import type { KubeObject, WatchEvent } from "../KubeObject.js"
 import type { ResourceType } from "../ResourceType.js"
 import type * as TestCluster from "../TestCluster.js"
+import * as AdmissionWebhooks from "./admissionWebhooks.js"
 import { type OpenWatch, paceStream, type Verb, WatchPace } from "./faults.js"
 import * as Freshness from "./freshness.js"
 import type { CoreStorage } from "./persistence.js"
@@ -66,6 +67,24 @@ export const make = (
         Effect.flatMap(
           resolve(apiVersion, kind),
           (rt) => Effect.andThen(guard(core, verb, rt, namespace), attempt(() => f(rt)))
+        )
+
+      /** A write: through the admission webhooks when the cluster has webhook configurations. */
+      const write = <A>(
+        verb: Verb,
+        apiVersion: string,
+        kind: string,
+        namespace: string | undefined,
+        info: AdmissionWebhooks.RequestInfo,
+        f: (rt: ResourceType) => A
+      ): Effect.Effect<A, ApiError.ApiError> =>
+        Effect.flatMap(
+          resolve(apiVersion, kind),
+          (rt) =>
+            Effect.andThen(
+              guard(core, verb, rt, namespace),
+              Effect.map(AdmissionWebhooks.admit(core, info, () => f(rt)), (r) => r.value)
+            )
         )
 
       /** A list from the "watch cache" waits for a resourceVersion not reached yet, then fails (kube-apiserver). */
@@ -163,11 +182,12 @@ export const make = (
 
       const service: TestCluster.TestCluster.Service = {
         create: (object, opts) =>
-          op(
+          write(
             "create",
             object.apiVersion,
             object.kind,
             object.metadata?.namespace,
+            { fieldManager: opts?.fieldManager ?? "testkit" },
             (rt) =>
               core.create(rt, object.metadata?.namespace, object, {
                 fieldManager: opts?.fieldManager ?? "testkit",
@@ -187,11 +207,12 @@ export const make = (
                 )
             )),
         update: (object, opts) =>
-          op(
+          write(
             "update",
             object.apiVersion,
             object.kind,
             object.metadata?.namespace,
+            { fieldManager: opts?.fieldManager ?? "testkit" },
             (rt) =>
               core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
                 fieldManager: opts?.fieldManager ?? "testkit",
@@ -200,14 +221,18 @@ export const make = (
               })
           ),
         updateStatus: (object, opts) =>
-          op("update", object.apiVersion, object.kind, object.metadata?.namespace, (rt) =>
+          write("update", object.apiVersion, object.kind, object.metadata?.namespace, {
+            fieldManager: opts?.fieldManager ?? "testkit"
+          }, (rt) =>
             core.update(rt, object.metadata?.namespace, object.metadata?.name ?? "", object, {
               fieldManager: opts?.fieldManager ?? "testkit",
               subresource: "status",
               dryRun: opts?.dryRun
             })),
         patch: (ref, patch, opts) =>
-          op("patch", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
+          write("patch", ref.apiVersion, ref.kind, ref.namespace, {
+            fieldManager: patch.type === "apply" ? patch.fieldManager : opts?.fieldManager ?? "testkit"
+          }, (rt) =>
             core.patch(rt, ref.namespace, ref.name, patch.type, patch.patch, {
               fieldManager: patch.type === "apply" ? patch.fieldManager : opts?.fieldManager ?? "testkit",
               subresource: opts?.subresource,
@@ -215,39 +240,53 @@ export const make = (
               dryRun: opts?.dryRun
             }).object),
         apply: (object, opts) =>
-          op(
+          write(
             "patch",
             object.apiVersion,
             object.kind,
             object.metadata?.namespace,
+            { fieldManager: opts.fieldManager },
             (rt) =>
               core.patch(rt, object.metadata?.namespace, object.metadata?.name ?? "", "apply", object, opts).object
           ),
         delete: (ref, opts) =>
-          op(
+          write(
             "delete",
             ref.apiVersion,
             ref.kind,
             ref.namespace,
+            { deleteOptions: { ...opts } },
             (rt) => core.delete(rt, ref.namespace, ref.name, opts ?? {})
           ),
         watch,
-        resourceVersion: Effect.sync(() =>
-          core.resourceVersion()
-        ),
-        compact: Effect.sync(() =>
-          core.compact()
-        ),
+        resourceVersion: Effect.sync(() => core.resourceVersion()),
+        compact: Effect.sync(() => core.compact()),
         resources: Effect.sync(() => [...core.registry.all()]),
         getScale: (ref) =>
-          op("get", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
-            Scale.getScale(core, rt, ref.namespace, ref.name) as KubeObject),
+          op(
+            "get",
+            ref.apiVersion,
+            ref.kind,
+            ref.namespace,
+            (rt) => Scale.getScale(core, rt, ref.namespace, ref.name) as KubeObject
+          ),
         updateScale: (ref, scale) =>
-          op("update", ref.apiVersion, ref.kind, ref.namespace, (rt) =>
-            Scale.updateScale(core, rt, ref.namespace, ref.name, scale, { fieldManager: "testkit" }) as KubeObject),
+          op(
+            "update",
+            ref.apiVersion,
+            ref.kind,
+            ref.namespace,
+            (rt) =>
+              Scale.updateScale(core, rt, ref.namespace, ref.name, scale, { fieldManager: "testkit" }) as KubeObject
+          ),
         podLog: (query) =>
-          op("get", "v1", "Pod", query.namespace, (rt) =>
-            PodLog.readPodLog(core, rt, query.namespace, query.name, query).text),
+          op(
+            "get",
+            "v1",
+            "Pod",
+            query.namespace,
+            (rt) => PodLog.readPodLog(core, rt, query.namespace, query.name, query).text
+          ),
         writePodLog: (container, text, opts) =>
           attempt(() =>
             opts?.append === true && opts.previous !== true

@@ -16,6 +16,7 @@ import {
 } from "./labelSelector.js"
 import { isBuiltinGroup } from "./resourceType.js"
 import * as Structural from "./structural.js"
+import * as WebhookConfigurations from "./webhookConfigurations.js"
 import * as WorkloadDefaults from "./workloadDefaults.js"
 
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
@@ -308,6 +309,8 @@ export const validate = (
       validateCrd(obj, old, causes)
       break
   }
+  // admission webhook configurations: webhookConfigurations.ts
+  WebhookConfigurations.validate(rt, obj, causes)
   // the other built-in kinds (Jobs, Ingresses, …): kindValidation.ts
   if (rt.schema === undefined) KindValidation.validate(rt.group, rt.kind, obj, old, causes)
   // Custom resources: pruned, defaulted and validated against the served version's structural schema (and scale).

@@ -14,6 +14,7 @@ import * as YAML from "yaml"
 import * as ApiError from "../../ApiError.js"
 import type { KubeObject, ObjectList, WatchEvent } from "../../KubeObject.js"
 import type { ResourceType } from "../../ResourceType.js"
+import * as AdmissionWebhooks from "../admissionWebhooks.js"
 import { deleteAnswer, type DeleteOptions } from "../deletion.js"
 import { type OpenWatch, paceWrites, type Verb, WatchPace } from "../faults.js"
 import * as Freshness from "../freshness.js"
@@ -405,6 +406,16 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
     return agent === undefined || agent === "" ? "unknown" : agent.split("/")[0]!.slice(0, 128)
   }
 
+  /** A write through the admission webhooks; their warnings become `Warning` headers, refused or not. */
+  const admitted = <A>(res: Exchange.Response, info: AdmissionWebhooks.RequestInfo, write: () => A) =>
+    AdmissionWebhooks.admit(core, info, write).pipe(
+      Effect.tapError((e) => Effect.sync(() => warn(res, AdmissionWebhooks.warningsOfError(e)))),
+      Effect.map(({ value, warnings }) => {
+        warn(res, warnings)
+        return value
+      })
+    )
+
   const resource = (req: Exchange.Request, res: Exchange.Response, url: URL, r: Route) =>
     Effect.gen(function*() {
       const q = url.searchParams
@@ -478,7 +489,11 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
         const body = parseBody(req, text, rt)
         warn(res, FieldValidation.checkBody(rt, body, options.fieldValidation, text))
         yield* guard("create", rt, namespace)
-        const created = core.create(rt, namespace, body, { fieldManager, dryRun: options.dryRun })
+        const created = yield* admitted(
+          res,
+          { fieldManager: q.get("fieldManager") ?? undefined, fieldValidation: q.get("fieldValidation") ?? undefined },
+          () => core.create(rt, namespace, body, { fieldManager, dryRun: options.dryRun })
+        )
         return sendJson(res, 201, render(req, url, rt, created))
       }
       if (method === "PUT") {
@@ -489,11 +504,11 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
         const body = parseBody(req, text, rt)
         warn(res, FieldValidation.checkBody(rt, body, options.fieldValidation, text))
         yield* guard("update", rt, namespace)
-        const updated = core.update(rt, namespace, name, body, {
-          fieldManager,
-          subresource,
-          dryRun: options.dryRun
-        })
+        const updated = yield* admitted(
+          res,
+          { fieldManager: q.get("fieldManager") ?? undefined, fieldValidation: q.get("fieldValidation") ?? undefined },
+          () => core.update(rt, namespace, name, body, { fieldManager, subresource, dryRun: options.dryRun })
+        )
         return sendJson(res, 200, render(req, url, rt, updated))
       }
       if (method === "PATCH") {
@@ -518,12 +533,21 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
         if (type !== "apply") {
           warn(res, FieldValidation.checkPatch(core, rt, namespace, name, type, body, options.fieldValidation, text))
         }
-        const result = core.patch(rt, namespace, name, type, body, {
-          fieldManager: type === "apply" ? options.fieldManager : fieldManager,
-          subresource,
-          force: options.force,
-          dryRun: options.dryRun
-        })
+        const patchManager = type === "apply" ? options.fieldManager : fieldManager
+        const result = yield* admitted(
+          res,
+          {
+            fieldManager: q.get("fieldManager") ?? undefined,
+            fieldValidation: q.get("fieldValidation") ?? undefined
+          },
+          () =>
+            core.patch(rt, namespace, name, type, body, {
+              fieldManager: patchManager,
+              subresource,
+              force: options.force,
+              dryRun: options.dryRun
+            })
+        )
         return sendJson(res, result.created ? 201 : 200, render(req, url, rt, result.object))
       }
       if (method === "DELETE") {
@@ -541,18 +565,26 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
           })
           const items: Array<KubeObject> = []
           for (const item of list.items) {
-            try {
-              // the items as listed, before their deletion (kube-apiserver's DeleteCollection)
-              core.delete(rt, item.metadata.namespace, item.metadata.name!, deleteOptions)
-              items.push(item)
-            } catch (e) {
-              if (!(e instanceof ApiError.ApiError && e.status.code === 404)) throw e
-            }
+            // the items as listed, before their deletion (kube-apiserver's DeleteCollection)
+            const deleted = yield* admitted(
+              res,
+              { deleteOptions: { ...deleteOptions } },
+              () => core.delete(rt, item.metadata.namespace, item.metadata.name!, deleteOptions)
+            ).pipe(
+              Effect.as(true),
+              Effect.catchIf((e) => e.status.code === 404, () => Effect.succeed(false))
+            )
+            if (deleted) items.push(item)
           }
           return sendJson(res, 200, wireList(rt, { ...list, items }))
         }
         yield* guard("delete", rt, namespace)
-        const answer = deleteAnswer(rt, name, core.delete(rt, namespace, name, deleteOptions))
+        const answer = deleteAnswer(
+          rt,
+          name,
+          yield* admitted(res, { deleteOptions: { ...deleteOptions } }, () =>
+            core.delete(rt, namespace, name, deleteOptions))
+        )
         return sendJson(res, 200, answer._tag === "Object" ? answer.object : answer.status)
       }
       throw new HttpFailure(methodNotAllowed())

@@ -20,7 +20,7 @@ import {
 } from "./schema.js"
 
 /** The value of a field as CEL sees it: integers as int (bigint), objects as maps, by the schema. */
-const toCel = (v: unknown, s: Schema | undefined): unknown => {
+export const toCel = (v: unknown, s: Schema | undefined): unknown => {
   if (v === null || v === undefined) return null
   if (typeof v === "number") {
     const types = s === undefined ? [] : schemaTypes(s)

@@ -3,11 +3,11 @@
  * replicas, the Deployment simulator, the observer and the load; the seeded faults for `duration` seconds; then
  * the wait for convergence and the invariants (see `docs/chaos.md`).
  */
+import { selfSigned } from "@reconcile/kube/Certificates"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { parse as parseYaml } from "yaml"
-import { selfSigned } from "@reconcile/kube/Certificates"
 import { FaultProxy } from "./FaultProxy.js"
 import type { Snapshot, Violation } from "./Invariants.js"
 import * as Invariants from "./Invariants.js"

@@ -3,10 +3,10 @@
  * reach a TLS client's plaintext in pieces of at most 7 bytes, split inside UTF-8 characters; a reset cuts a
  * response after part of it; a stall holds then delivers; a blackhole never delivers; latency delays.
  */
+import { selfSigned } from "@reconcile/kube/Certificates"
 import * as net from "node:net"
 import * as tls from "node:tls"
 import { afterEach, describe, expect, it } from "vitest"
-import { selfSigned } from "@reconcile/kube/Certificates"
 import { FaultProxy } from "../FaultProxy.js"
 
 const serverCert = selfSigned()

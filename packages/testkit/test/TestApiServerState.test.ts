@@ -4,6 +4,7 @@
  * restarted server; a partial or damaged state is refused, naming the file.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
+import { selfSigned } from "@reconcile/kube/Certificates"
 import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
 import * as Resource from "@reconcile/kube/Resource"
@@ -13,7 +14,6 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { TestApiServer, TestCluster } from "../src/index.js"
-import { selfSigned } from "@reconcile/kube/Certificates"
 import { CERT_FILE, KEY_FILE, loadOrCreate, PORT_FILE, TOKEN_FILE } from "../src/internal/serverState.js"
 
 const made: Array<string> = []

@@ -6,10 +6,10 @@
  * directory; a damaged or partial state is refused, naming the file, never
  * silently replaced (replacing the CA or the token would lock out every client).
  */
+import { type Certificate, selfSigned } from "@reconcile/kube/Certificates"
 import { createPrivateKey, randomBytes, X509Certificate } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { type Certificate, selfSigned } from "@reconcile/kube/Certificates"
 
 /** The self-signed serving certificate (PEM), which is the kubeconfig's CA. */
 export const CERT_FILE = "ca.crt"

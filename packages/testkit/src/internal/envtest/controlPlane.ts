@@ -4,6 +4,7 @@
  * 0700 directory, removed on stop), as controller-runtime's envtest starts them. Every wait is bounded and uses
  * the wall clock (the processes are real, whatever clock the caller's Effects run on).
  */
+import { type Certificate, issue } from "@reconcile/kube/Certificates"
 import { generateKeyPairSync } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -11,7 +12,6 @@ import * as Https from "node:https"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { type Certificate, issue } from "@reconcile/kube/Certificates"
 import type { Assets } from "./assets.js"
 import * as Processes from "./processes.js"
 

@@ -46,6 +46,9 @@ export const suites: ReadonlyArray<string> = [
   // cluster calls no conversion webhook yet)
   "packages/kube/test/WebhookReal.test.ts",
   "packages/kube/test/ConversionReal.test.ts",
+  // an operator's webhooks: the generated manifests accepted by kube-apiserver; the main job's local wiring
+  "packages/kube/test/OperatorWebhooksReal.test.ts",
+  "packages/cli/test/webhooks.test.ts",
   // the control plane itself: version, kubeconfig, no process left behind (scope close, SIGKILL)
   "packages/testkit/test/EnvtestReal.test.ts",
   // admission webhooks: the same scenarios and answers as on the embedded cluster

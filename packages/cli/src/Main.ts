@@ -14,6 +14,12 @@
  * - **A real cluster** only when asked: `--kubeconfig PATH`, `--context NAME`
  *   (of `$KUBECONFIG` or `~/.kube/config`) or `--in-cluster` (the Pod's service
  *   account: what the generated Deployment runs with).
+ * - **Webhooks** (`Operator.make({ webhooks })`): served on every replica,
+ *   beside leader election, ready in `/readyz`, drained on stop. Locally the
+ *   main job makes a certificate for 127.0.0.1 and installs the webhook
+ *   configurations and conversion stanzas (`clientConfig.url`); on a cluster
+ *   the certificate is the `CertificateManager`'s (or `--webhook-cert-dir`'s)
+ *   and the configurations are the manifests'. `--webhook-port` sets the port.
  * - The command line is an `effect/cli` Command: `--help` prints its help. A
  *   flag that does nothing in the chosen mode, an unknown flag or a bad value
  *   is one `error: …` line (exit 2); a start failure prints `error: <what to

@@ -36,6 +36,8 @@ const options = {
   "--leader-election-namespace": "operators",
   "--metrics-port": "9090",
   "--health-port": "9091",
+  "--webhook-port": "9443",
+  "--webhook-cert-dir": "/certs",
   "--log-format": "json",
   "--log-level": "debug"
 } as const
@@ -43,7 +45,10 @@ type OptionName = keyof typeof options
 
 /** Why an option is refused in a mode (with the options given), or undefined when it is accepted. */
 const refusal = (mode: ModeName, given: ReadonlySet<OptionName>, option: OptionName): string | undefined => {
-  if (mode === "embedded" && (option === "--install-crds" || option === "--leader-elect")) return "embedded"
+  if (
+    mode === "embedded" &&
+    (option === "--install-crds" || option === "--leader-elect" || option === "--webhook-cert-dir")
+  ) return "embedded"
   if (option === "--leader-election-namespace" && !given.has("--leader-elect")) return "without --leader-elect"
   return undefined
 }
@@ -195,6 +200,8 @@ describe("Main.parseArgs", () => {
           assert.strictEqual(a.namespace, given.has("--namespace") ? "demo" : undefined)
           if (given.has("--metrics-port")) assert.strictEqual(a.metricsPort, 9090)
           if (given.has("--health-port")) assert.strictEqual(a.healthPort, 9091)
+          assert.strictEqual(a.webhookPort, given.has("--webhook-port") ? 9443 : undefined)
+          assert.strictEqual(a.webhookCertDir, given.has("--webhook-cert-dir") ? "/certs" : undefined)
         } else {
           const message = failure(exit)
           assert.isTrue(refused.some((o) => message.includes(o)), `${message} names none of ${refused.join(", ")}`)

@@ -125,6 +125,40 @@ describe("reconcile manifests", () => {
   )
 
   it.live(
+    "an operator with webhooks: webhook.yaml (its configurations), the webhook Service, the CRD's conversion; " +
+      "kubectl applies the directory",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestApiServer.TestApiServer
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-manifests-"))
+        const out = path.join(dir, "config")
+        const result = yield* command(["manifests", "--entry", `${fixtures}/notes.ts`, "--out", out])
+        assert.strictEqual(result.code, 0, result.stderr)
+        assert.deepStrictEqual(fs.readdirSync(out).sort(), [
+          "crd.yaml",
+          "namespace.yaml",
+          "rbac.yaml",
+          "webhook.yaml",
+          "workload.yaml"
+        ])
+        const read = (file: string) => kinds(fs.readFileSync(path.join(out, file), "utf-8"))
+        assert.deepStrictEqual(read("webhook.yaml").map((o) => `${o.kind}/${o.metadata.name}`), [
+          "MutatingWebhookConfiguration/notes-operator-mutating",
+          "ValidatingWebhookConfiguration/notes-operator-validating"
+        ])
+        assert.isTrue(
+          read("workload.yaml").some((o) => o.kind === "Service" && o.metadata.name === "notes-operator-webhook")
+        )
+        assert.strictEqual((read("crd.yaml")[0] as any).spec.conversion.strategy, "Webhook")
+
+        const applied = yield* kubectl(server.kubeconfigPath, ["apply", "--server-side", "-f", out])
+        assert.strictEqual(applied.code, 0, applied.stderr)
+        fs.rmSync(dir, { recursive: true, force: true })
+      }).pipe(Effect.provide(TestApiServer.layerWithCluster({ controllers: false }))),
+    { timeout: 30_000 }
+  )
+
+  it.live(
     "several Operator exports: all of them (shared objects once); --export picks one; -o FILE",
     () =>
       Effect.gen(function*() {

@@ -4,7 +4,12 @@
  * printer columns, status and scale subresources, validation from the
  * Schemas), least-privilege RBAC from what each controller declares, and the
  * workload that runs it (Namespace, ServiceAccount, Deployment with probes,
- * leader election and a metrics port, metrics Service).
+ * leader election and a metrics port, metrics Service). For an operator with
+ * webhooks (`Operator.make({ webhooks })`), also their
+ * Mutating/ValidatingWebhookConfigurations (`clientConfig.service`, the CA
+ * bundle left to the injector), the webhook Service, the Deployment's webhook
+ * port (and certificate volume), the CRDs' conversion stanzas and the
+ * `CertificateManager`'s RBAC — and nothing else.
  *
  * RBAC ({@link rules}): for each controller the operator is given (what its
  * `KubeController` value, or a plain `KubeController.Declaration`, declares),
@@ -89,12 +94,16 @@ export class ManifestsError extends Data.TaggedError("ManifestsError")<{
 /**
  * The operator's manifests, in the order `kubectl apply` needs them: the Namespace, the CRDs, the ServiceAccount,
  * the ClusterRole and its binding, the leader-election Role and its binding, the Deployment and the metrics
- * Service.
+ * Service; with webhooks, the certificate Role and its binding (managed certificates) before the Deployment, and
+ * the webhook Service and the Mutating/ValidatingWebhookConfigurations (`<name>-mutating`, `<name>-validating`)
+ * after the metrics Service.
  *
  * The Deployment runs `image` with `--in-cluster --leader-elect --metrics-port=8080 --health-port=8081
  * --log-format=json` (`@reconcile/cli`'s main job), as a non-root user with a read-only root filesystem (an
  * `emptyDir` on `/tmp`), without privilege escalation or capabilities, with resource requests and limits,
- * liveness on `/healthz` and readiness on `/readyz`, and `POD_NAMESPACE` from the downward API.
+ * liveness on `/healthz` and readiness on `/readyz`, and `POD_NAMESPACE` from the downward API. With webhooks it
+ * also gets `--webhook-port=<port>` and the container port `webhook`, and, for certificates from a Secret,
+ * `--webhook-cert-dir=<directory>` with the Secret mounted there read-only.
  *
  * @since 0.1.0
  * @category constructors
@@ -106,7 +115,9 @@ export const generate: (
   internal.generate(operator, options ?? {}, (fields) => new ManifestsError(fields))
 
 /**
- * The ClusterRole rules of an operator (see the module documentation): merged, sorted, least privilege.
+ * The ClusterRole rules of an operator (see the module documentation): merged, sorted, least privilege. With
+ * webhooks and managed certificates they include the `CertificateManager`'s rules on its configurations and CRDs
+ * (its Secret's are in a Role of the operator's namespace).
  *
  * @since 0.1.0
  * @category getters
@@ -123,8 +134,9 @@ export const toYaml: (objects: ReadonlyArray<object>) => string = internal.toYam
 
 /**
  * Objects split into files for a `config/` directory, named so that `kubectl apply -f config/` (which reads them
- * in name order) creates what others need first: `crd.yaml`, `namespace.yaml`, `rbac.yaml`, `workload.yaml` (only
- * the files that have objects). The values are YAML texts as {@link toYaml} writes them.
+ * in name order) creates what others need first: `crd.yaml`, `namespace.yaml`, `rbac.yaml`, `webhook.yaml` (the
+ * webhook configurations), `workload.yaml` (only the files that have objects). The values are YAML texts as
+ * {@link toYaml} writes them.
  *
  * @since 0.1.0
  * @category formatting

@@ -3,7 +3,7 @@
  * CRDs, and the real kubectl applying the whole output (`kubectl apply --server-side -f -`) to a TestApiServer
  * and printing a custom resource's printer columns (`kubectl get`).
  */
-import { assert, describe, it, layer } from "@effect/vitest"
+import { assert, describe, expectTypeOf, it, layer } from "@effect/vitest"
 import { TestApiServer } from "@reconcile/testkit"
 import { Arbitrary, Effect, Exit, Layer, Result, Schema } from "effect"
 import { execFile } from "node:child_process"
@@ -11,7 +11,11 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseAllDocuments } from "yaml"
+import * as Admission from "../src/Admission.js"
+import * as CertificateManager from "../src/CertificateManager.js"
+import * as Conversion from "../src/Conversion.js"
 import * as EventRecorder from "../src/EventRecorder.js"
+import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as Manifests from "../src/Manifests.js"
 import * as MetadataOnly from "../src/MetadataOnly.js"
@@ -458,4 +462,291 @@ layer(TestApiServer.layerWithCluster({ controllers: false }), { excludeTestServi
       const scaled = yield* kubectl(server, ["scale", "greeting/hello", "-n", "default", "--replicas=3"])
       assert.strictEqual(scaled.code, 0, scaled.stderr)
     }))
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// an operator with webhooks
+
+const greetingDefaults = Admission.defaulter(GreetingV2, (g) => Effect.succeed(g), { timeoutSeconds: 5 })
+
+// reads the cluster: KubeClient is the webhook's requirement
+const configMapChecks = Admission.validator(Resource.ConfigMap, {
+  create: () => Effect.map(KubeClient.KubeClient, () => []),
+  delete: () => Effect.void
+}, { failurePolicy: "Ignore", namespaceSelector: { matchLabels: { checked: "yes" } } })
+
+const greetingConversion = Conversion.webhook({
+  hub: GreetingV2,
+  spokes: [{
+    resource: GreetingV1,
+    toHub: (g) => ({ spec: { text: g.spec.text, replicas: 1 }, status: g.status }),
+    fromHub: (g) => ({ spec: { text: g.spec.text }, status: { ready: g.status?.ready } })
+  }]
+})
+
+const withWebhooks = (webhooks: Operator.Webhooks<KubeClient.KubeClient>) =>
+  Operator.make({
+    name: "greeting-operator",
+    resources: [GreetingV1, GreetingV2],
+    controllers: [GreetingController, NamespaceController],
+    rules: [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list"] }],
+    webhooks
+  })
+
+const hooked = withWebhooks({ admission: [greetingDefaults, configMapChecks], conversion: [greetingConversion] })
+
+describe("Manifests.generate: webhooks", () => {
+  it("Operator.make: the webhooks' requirements join the operator's; its settings name what is generated", () => {
+    expectTypeOf(hooked).toEqualTypeOf<
+      Operator.Operator<never, KubeController.Services<typeof GreetingController> | KubeClient.KubeClient>
+    >()
+    const settings = Operator.webhookSettings(hooked, "ops")!
+    assert.deepStrictEqual(settings.routes.map((r) => r.path), [
+      "/mutate-example-com-v2-greeting",
+      "/validate-core-v1-configmap",
+      "/convert-example-com-greeting"
+    ])
+    assert.strictEqual(settings.serviceName, "greeting-operator-webhook")
+    assert.strictEqual(settings.namespace, "ops")
+    assert.strictEqual(settings.port, 9443)
+    assert.deepStrictEqual(settings.mutatingConfigurations, ["greeting-operator-mutating"])
+    assert.deepStrictEqual(settings.validatingConfigurations, ["greeting-operator-validating"])
+    assert.deepStrictEqual(settings.customResourceDefinitions, ["greetings.example.com"])
+    assert.strictEqual(settings.certificates._tag, "Managed")
+    assert.strictEqual(hooked.webhooks?.admission?.[1], configMapChecks)
+    // with a Layer: its requirements and the webhooks' (the Layer's alone do not mention KubeClient)
+    const composed = Operator.make({
+      name: "greeting-operator",
+      controllers: [NamespaceController],
+      layer: Layer.empty,
+      webhooks: { admission: [configMapChecks] }
+    })
+    expectTypeOf(composed).toEqualTypeOf<Operator.Operator<never, KubeClient.KubeClient>>()
+    assert.isUndefined(Operator.webhookSettings(operator, "ops"))
+    assert.isUndefined(Operator.webhookSettings(withWebhooks({ admission: [], conversion: [] }), "ops"))
+  })
+
+  it("managed certificates: configurations, Service, container port, conversion stanza and the manager's RBAC", () => {
+    const objects = objectsOf(hooked)
+    assert.deepStrictEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`), [
+      "Namespace/greeting-operator-system",
+      "CustomResourceDefinition/greetings.example.com",
+      "ServiceAccount/greeting-operator",
+      "ClusterRole/greeting-operator",
+      "ClusterRoleBinding/greeting-operator",
+      "Role/greeting-operator-leader-election",
+      "RoleBinding/greeting-operator-leader-election",
+      "Role/greeting-operator-webhook-certificates",
+      "RoleBinding/greeting-operator-webhook-certificates",
+      "Deployment/greeting-operator",
+      "Service/greeting-operator-metrics",
+      "Service/greeting-operator-webhook",
+      "MutatingWebhookConfiguration/greeting-operator-mutating",
+      "ValidatingWebhookConfiguration/greeting-operator-validating"
+    ])
+    const ns = "greeting-operator-system"
+    const byName = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name)!
+
+    const mutating = byName("MutatingWebhookConfiguration", "greeting-operator-mutating")
+    assert.deepStrictEqual(mutating.metadata.labels, { "app.kubernetes.io/name": "greeting-operator" })
+    assert.deepStrictEqual(mutating.webhooks, [{
+      name: "mgreeting.example.com",
+      admissionReviewVersions: ["v1"],
+      // no caBundle: the CertificateManager injects it
+      clientConfig: {
+        service: {
+          name: "greeting-operator-webhook",
+          namespace: ns,
+          port: 443,
+          path: "/mutate-example-com-v2-greeting"
+        }
+      },
+      rules: [{
+        operations: ["CREATE", "UPDATE"],
+        apiGroups: ["example.com"],
+        apiVersions: ["v2"],
+        resources: ["greetings"],
+        scope: "Namespaced"
+      }],
+      failurePolicy: "Fail",
+      sideEffects: "None",
+      timeoutSeconds: 5,
+      matchPolicy: "Equivalent",
+      reinvocationPolicy: "Never"
+    }])
+    const validating = byName("ValidatingWebhookConfiguration", "greeting-operator-validating").webhooks[0]
+    assert.deepStrictEqual(validating.rules[0].operations, ["CREATE", "DELETE"])
+    assert.strictEqual(validating.failurePolicy, "Ignore")
+    assert.strictEqual(validating.sideEffects, "None")
+    assert.deepStrictEqual(validating.namespaceSelector, { matchLabels: { checked: "yes" } })
+    assert.deepStrictEqual(validating.clientConfig.service.path, "/validate-core-v1-configmap")
+
+    const service = byName("Service", "greeting-operator-webhook")
+    assert.strictEqual(service.metadata.namespace, ns)
+    assert.deepStrictEqual(service.spec.selector, { "app.kubernetes.io/name": "greeting-operator" })
+    assert.deepStrictEqual(service.spec.ports, [{ name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" }])
+
+    const container = byName("Deployment", "greeting-operator").spec.template.spec.containers[0]
+    assert.include(container.args, "--webhook-port=9443")
+    assert.isFalse(container.args.some((a: string) => a.startsWith("--webhook-cert-dir")))
+    assert.deepStrictEqual(container.ports.at(-1), { name: "webhook", containerPort: 9443, protocol: "TCP" })
+
+    const crd = byName("CustomResourceDefinition", "greetings.example.com")
+    assert.deepStrictEqual(crd.spec.conversion, {
+      strategy: "Webhook",
+      webhook: {
+        conversionReviewVersions: ["v1"],
+        clientConfig: {
+          service: {
+            name: "greeting-operator-webhook",
+            namespace: ns,
+            path: "/convert-example-com-greeting",
+            port: 443
+          }
+        }
+      }
+    })
+
+    // the CertificateManager's rules: its Secret in a Role of the namespace, the named objects in the ClusterRole
+    const managerRules = CertificateManager.rbac(
+      (Operator.webhookSettings(hooked, ns)!.certificates as { readonly options: CertificateManager.Options }).options
+    )
+    const certificates = byName("Role", "greeting-operator-webhook-certificates")
+    assert.strictEqual(certificates.metadata.namespace, ns)
+    assert.deepStrictEqual(certificates.rules, [
+      { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        resourceNames: ["greeting-operator-webhook-tls"],
+        verbs: ["get", "list", "watch", "update"]
+      }
+    ])
+    assert.strictEqual(
+      byName("RoleBinding", "greeting-operator-webhook-certificates").subjects[0].name,
+      "greeting-operator"
+    )
+    const clusterRules = byName("ClusterRole", "greeting-operator").rules
+    assert.deepStrictEqual(clusterRules, Manifests.rules(hooked))
+    const withoutHooks = Manifests.rules(operator)
+    const added = clusterRules.filter((r: Operator.PolicyRule) =>
+      !withoutHooks.some((w) => JSON.stringify(w) === JSON.stringify(r))
+    )
+    assert.deepStrictEqual(added, [
+      {
+        apiGroups: ["admissionregistration.k8s.io"],
+        resources: ["mutatingwebhookconfigurations"],
+        resourceNames: ["greeting-operator-mutating"],
+        verbs: ["get", "list", "watch", "update", "patch"]
+      },
+      {
+        apiGroups: ["admissionregistration.k8s.io"],
+        resources: ["validatingwebhookconfigurations"],
+        resourceNames: ["greeting-operator-validating"],
+        verbs: ["get", "list", "watch", "update", "patch"]
+      },
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        resources: ["customresourcedefinitions"],
+        resourceNames: ["greetings.example.com"],
+        verbs: ["get", "list", "watch", "update", "patch"]
+      }
+    ])
+    // nothing granted beyond what CertificateManager.rbac asks for
+    for (const rule of [...added, ...certificates.rules]) {
+      assert.isTrue(
+        rule.resources.every((res: string) =>
+          managerRules.some((m) => m.resources.includes(res) && rule.verbs.every((v: string) => m.verbs.includes(v)))
+        ),
+        JSON.stringify(rule)
+      )
+    }
+
+    const files = Manifests.files(objects)
+    assert.deepStrictEqual(Object.keys(files), [
+      "crd.yaml",
+      "namespace.yaml",
+      "rbac.yaml",
+      "webhook.yaml",
+      "workload.yaml"
+    ])
+    assert.include(files["webhook.yaml"]!, "kind: MutatingWebhookConfiguration")
+    assert.include(files["workload.yaml"]!, "name: greeting-operator-webhook")
+  })
+
+  it("certificates from a directory: the Secret mounted read-only, --webhook-cert-dir, no certificate RBAC", () => {
+    const objects = objectsOf(
+      withWebhooks({
+        admission: [greetingDefaults],
+        certificates: { secretName: "greeting-webhook-cert" },
+        service: { name: "greeting-hooks" },
+        port: 10250
+      }),
+      { namespace: "ops" }
+    )
+    assert.isFalse(objects.some((o) => o.metadata.name === "greeting-operator-webhook-certificates"))
+    assert.isFalse(objects.some((o) => o.kind === "ValidatingWebhookConfiguration"))
+    assert.deepStrictEqual(objects.find((o) => o.kind === "ClusterRole")!.rules, Manifests.rules(operator))
+    const pod = objects.find((o) => o.kind === "Deployment")!.spec.template.spec
+    const container = pod.containers[0]
+    assert.include(container.args, "--webhook-port=10250")
+    assert.include(container.args, "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs")
+    assert.deepStrictEqual(container.volumeMounts, [
+      { name: "tmp", mountPath: "/tmp" },
+      { name: "webhook-certs", mountPath: "/tmp/k8s-webhook-server/serving-certs", readOnly: true }
+    ])
+    assert.deepStrictEqual(pod.volumes, [
+      { name: "tmp", emptyDir: {} },
+      { name: "webhook-certs", secret: { secretName: "greeting-webhook-cert" } }
+    ])
+    const service = objects.find((o) => o.kind === "Service" && o.metadata.name === "greeting-hooks")!
+    assert.strictEqual(service.metadata.namespace, "ops")
+    assert.strictEqual(
+      objects.find((o) => o.kind === "MutatingWebhookConfiguration")!.webhooks[0].clientConfig.service.name,
+      "greeting-hooks"
+    )
+    // no conversion webhook: the CRD has no conversion stanza
+    assert.isUndefined(objects.find((o) => o.kind === "CustomResourceDefinition")!.spec.conversion)
+  })
+
+  it("no webhooks (or empty lists): exactly what an operator without them generates", () => {
+    assert.deepStrictEqual(objectsOf(withWebhooks({})), objectsOf(operator))
+    assert.deepStrictEqual(objectsOf(withWebhooks({ admission: [], conversion: [] })), objectsOf(operator))
+  })
+
+  it("invalid webhook settings are a ManifestsError saying what is wrong", () => {
+    const cases: ReadonlyArray<readonly [Operator.Webhooks<any>, Manifests.ManifestsError["reason"], string]> = [
+      [{ admission: [greetingDefaults], port: 8080 }, "InvalidOption", "also the metrics port"],
+      [{ admission: [greetingDefaults], port: 0 }, "InvalidOption", "webhooks.port"],
+      [{ admission: [greetingDefaults], service: { name: "Hooks" } }, "InvalidOption", "DNS-1035"],
+      [{ admission: [greetingDefaults], certificates: { secretName: "a_b" } }, "InvalidOption", "DNS-1123"],
+      [
+        { admission: [greetingDefaults], certificates: { secretName: "s", directory: "certs" } },
+        "InvalidOption",
+        "absolute path"
+      ],
+      [{ admission: [greetingDefaults, greetingDefaults] }, "InvalidOption", "mgreeting.example.com"]
+    ]
+    for (const [webhooks, reason, text] of cases) {
+      const error = errorOf(withWebhooks(webhooks))
+      assert.strictEqual(error.reason, reason, error.message)
+      assert.include(error.message, text)
+    }
+    // the Service's namespace is the operator's: the manifests' default, another one is refused
+    const pinned = withWebhooks({ admission: [greetingDefaults], service: { namespace: "hooks" } })
+    assert.strictEqual(objectsOf(pinned)[0]!.metadata.name, "hooks")
+    assert.strictEqual(objectsOf(pinned).find((o) => o.kind === "Deployment")!.metadata.namespace, "hooks")
+    const elsewhere = errorOf(pinned, { namespace: "ops" })
+    assert.strictEqual(elsewhere.reason, "InvalidOption")
+    assert.include(elsewhere.message, "reaches the Pods of its own namespace only")
+    // a conversion webhook for a kind the operator does not serve
+    const stranger = Operator.make({
+      name: "other-operator",
+      controllers: [NamespaceController],
+      webhooks: { conversion: [greetingConversion] }
+    })
+    const error = errorOf(stranger)
+    assert.strictEqual(error.reason, "CrdConflict")
+    assert.include(error.message, "greetings.example.com")
+  })
 })

@@ -46,6 +46,10 @@ export interface Args {
   readonly leaderElectionNamespace: string | undefined
   readonly metricsPort: number
   readonly healthPort: number
+  /** `--webhook-port`: where the webhook server listens (default: in-cluster the operator's, 9443; else a free one). */
+  readonly webhookPort: number | undefined
+  /** `--webhook-cert-dir`: serve the certificate of this directory (`tls.crt`, `tls.key`) instead of managing one. */
+  readonly webhookCertDir: string | undefined
   readonly logFormat: Logging.Format
   readonly logLevel: Logging.Level
   /** `KUBECONFIG`'s value when it is set but ignored (embedded mode). */
@@ -135,6 +139,12 @@ const flags = (name: string) => ({
   ),
   metricsPort: port("metrics-port", "port of /metrics (0: a free one; default 0; in-cluster 8080)"),
   healthPort: port("health-port", "port of /healthz and /readyz (default: the metrics port; in-cluster 8081)"),
+  webhookPort: port("webhook-port", "port of the webhooks (0: a free one; default 0; in-cluster the operator's, 9443)"),
+  webhookCertDir: text(
+    "webhook-cert-dir",
+    "DIR",
+    "the webhooks' certificate from DIR/tls.crt, DIR/tls.key (e.g. cert-manager's), not the operator's own"
+  ),
   logFormat: logging("log-format", "FORMAT", "logfmt (default), json or pretty (env LOG_FORMAT)", Logging.parseFormat),
   logLevel: logging(
     "log-level",
@@ -197,6 +207,12 @@ const refusals = (input: Input): Effect.Effect<void, CliError.CliError> => {
     if (input.leaderElect) {
       return invalid(
         `--leader-elect does nothing on ${where} (no other replica can reach it): use it with ` +
+          "--kubeconfig PATH, --context NAME or --in-cluster"
+      )
+    }
+    if (Option.isSome(input.webhookCertDir)) {
+      return invalid(
+        `--webhook-cert-dir does nothing on ${where} (its webhook certificate is made for 127.0.0.1): use it with ` +
           "--kubeconfig PATH, --context NAME or --in-cluster"
       )
     }
@@ -271,6 +287,8 @@ const toArgs = (
       leaderElectionNamespace: Option.getOrUndefined(input.leaderElectionNamespace),
       metricsPort,
       healthPort,
+      webhookPort: Option.getOrUndefined(input.webhookPort),
+      webhookCertDir: Option.getOrUndefined(input.webhookCertDir),
       logFormat: Option.getOrUndefined(input.logFormat) ?? fromEnv.format ?? "logfmt",
       logLevel: Option.getOrUndefined(input.logLevel) ?? fromEnv.level ?? "info",
       ignoredKubeconfig: (mode._tag === "Embedded" || mode._tag === "Real") && kubeconfigEnv !== undefined &&
@@ -315,6 +333,8 @@ const helpArgs: Args = {
   leaderElectionNamespace: undefined,
   metricsPort: 0,
   healthPort: 0,
+  webhookPort: undefined,
+  webhookCertDir: undefined,
   logFormat: "logfmt",
   logLevel: "info",
   ignoredKubeconfig: undefined

@@ -1,6 +1,6 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { LeaderElection, Logging, Manager } from "@reconcile/core"
-import { Cache, Kube, KubeClient, LeaseLeaderElection, type Operator, Resource } from "@reconcile/kube"
+import { Cache, Kube, KubeClient, LeaseLeaderElection, Operator, Resource } from "@reconcile/kube"
 import type { KubeObject as KubeObjects } from "@reconcile/testkit"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -15,9 +15,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type * as Main from "../Main.js"
-import { parse } from "./args.js"
+import { parse, UsageError } from "./args.js"
 import { crds } from "./crds.js"
 import { clientFromFile, LocalCluster } from "./localCluster.js"
+import * as Webhooks from "./webhooks.js"
 
 type KubeObject = KubeObjects.KubeObject
 
@@ -62,9 +63,8 @@ const privateDir = (prefix: string) =>
       })
   )
 
-/** Where the leader-election Lease lives. */
-const electionNamespace = (args: Main.Args, env: Readonly<Record<string, string | undefined>>): string => {
-  if (args.leaderElectionNamespace !== undefined) return args.leaderElectionNamespace
+/** The Pod's namespace: `$POD_NAMESPACE`, else its service account's; undefined when not in a Pod. */
+const podNamespace = (env: Readonly<Record<string, string | undefined>>): string | undefined => {
   if (env.POD_NAMESPACE !== undefined && env.POD_NAMESPACE.trim() !== "") return env.POD_NAMESPACE.trim()
   try {
     const ns = fs.readFileSync(serviceAccountNamespace, "utf-8").trim()
@@ -72,12 +72,26 @@ const electionNamespace = (args: Main.Args, env: Readonly<Record<string, string 
   } catch {
     // not in a Pod
   }
-  return args.namespace ?? "default"
+  return undefined
 }
+
+/** Where the leader-election Lease lives. */
+const electionNamespace = (args: Main.Args, env: Readonly<Record<string, string | undefined>>): string =>
+  args.leaderElectionNamespace ?? podNamespace(env) ?? args.namespace ?? "default"
+
+/**
+ * The namespace of the webhook Service (and of the CertificateManager's Secret): the Pod's, else the one the
+ * manifests put the operator in by default (`<name>-system`); on a local cluster it names nothing.
+ */
+const webhookNamespace = <E, R>(
+  operator: Operator.Operator<E, R>,
+  env: Readonly<Record<string, string | undefined>>
+): string => podNamespace(env) ?? `${operator.name}-system`
 
 /**
  * The operator's controllers under the Manager (metrics and health endpoints), over the Cache (restricted to
- * `--namespace` when given), with a Lease election when `--leader-elect`.
+ * `--namespace` when given), with a Lease election when `--leader-elect`. Its webhook server, if it has webhooks,
+ * starts before the controllers and beside the election, on every replica, and stops after them.
  */
 const running = <E, R>(
   operator: Operator.Operator<E, R>,
@@ -90,6 +104,7 @@ const running = <E, R>(
     ? LeaseLeaderElection.layer({ name: operator.name, namespace: electionNamespace(args, env) })
     : LeaderElection.layerAlwaysLeader
   return (operator.layer as Layer.Layer<never, unknown, any>).pipe(
+    Layer.provideMerge(Webhooks.layer(operator, args, webhookNamespace(operator, env))),
     Layer.provideMerge(Manager.layer({ metricsPort: args.metricsPort, healthPort: args.healthPort, host })),
     Layer.provide(election),
     // --namespace: every informer of a namespaced kind watches only that namespace
@@ -138,7 +153,8 @@ const embedded = <E, R>(
     const { dir } = yield* privateDir(operator.name)
     const kubeconfigPath = path.join(dir, "kubeconfig")
     const namespace = args.namespace ?? "default"
-    const definitions = yield* crds(operator)
+    // without conversion webhook stanzas: the webhook server adds them once it listens (webhooks.ts)
+    const definitions = yield* crds(operator, { conversion: false })
 
     // the testkit (the in-memory server, Envtest) is loaded here only: a main job on a named cluster never loads it
     const Local = yield* Effect.promise(() => import("./localClusterLive.js"))
@@ -315,6 +331,16 @@ export const program = <E, R extends Main.Services>(
     // --help or --completions: printed
     if (Option.isNone(parsed)) return 0
     const args = parsed.value
+    const webhookFlag = args.webhookPort !== undefined
+      ? "--webhook-port"
+      : args.webhookCertDir !== undefined
+      ? "--webhook-cert-dir"
+      : undefined
+    if (webhookFlag !== undefined && Operator.webhookSettings(operator, "default") === undefined) {
+      return yield* new UsageError({
+        message: `${webhookFlag} does nothing: the ${operator.name} operator has no webhooks (see ${command} --help)`
+      })
+    }
     if (args.ignoredKubeconfig !== undefined) {
       yield* Console.error(
         `KUBECONFIG is set but ignored: this runs on its own ${

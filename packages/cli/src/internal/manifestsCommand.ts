@@ -46,7 +46,11 @@ const flags = {
   exportName: valueFlag("export", "NAME", "the export to use (default: every export that is an Operator)").pipe(
     Flag.optional
   ),
-  out: valueFlag("out", "DIR", "one file per group in DIR: crds.yaml, namespace.yaml, rbac.yaml, workload.yaml").pipe(
+  out: valueFlag(
+    "out",
+    "DIR",
+    "one file per group in DIR: crd.yaml, namespace.yaml, rbac.yaml, webhook.yaml (webhooks only), workload.yaml"
+  ).pipe(
     Flag.optional
   ),
   output: valueFlag("output", "FILE", "one multi-document YAML file (default: standard output)").pipe(

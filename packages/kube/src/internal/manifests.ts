@@ -1,10 +1,14 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { stringify } from "yaml"
+import * as Admission from "../Admission.js"
+import * as CertificateManager from "../CertificateManager.js"
+import * as Conversion from "../Conversion.js"
 import type * as KubeController from "../KubeController.js"
 import type * as Manifests from "../Manifests.js"
 import type * as Operator from "../Operator.js"
 import * as Resource from "../Resource.js"
+import { webhookSettings } from "./operator.js"
 import { crdManifests } from "./resource.js"
 
 type Json = Record<string, unknown>
@@ -111,7 +115,12 @@ const merge = (grants: ReadonlyArray<Grant>): Array<Operator.PolicyRule> => {
 
 /** @internal */
 export const rules = (operator: Operator.Operator<any, any>): Array<Operator.PolicyRule> =>
-  merge([...operator.controllers.flatMap(controllerGrants), ...operator.rules.flatMap(fromRule)])
+  merge([
+    ...operator.controllers.flatMap(controllerGrants),
+    ...operator.rules.flatMap(fromRule),
+    // the CertificateManager's cluster-scoped objects (named by the operator, whatever its namespace)
+    ...certificateRules(webhookSettings(operator, "default")).cluster.flatMap(fromRule)
+  ])
 
 /** The leader-election Role's rules (what `LeaseLeaderElection` sends). */
 const leaseRules: ReadonlyArray<Operator.PolicyRule> = [
@@ -165,6 +174,34 @@ interface Resolved {
   readonly leaderElection: boolean
   readonly metricsPort: number
   readonly healthPort: number
+  /** The webhooks' settings, when the operator has any. */
+  readonly webhooks: Operator.WebhookSettings<any> | undefined
+}
+
+const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+
+/** What is wrong with the webhooks' settings, or undefined. */
+const webhookProblem = (w: Operator.WebhookSettings<any>, metricsPort: number, healthPort: number) => {
+  if (!dns1035Label.test(w.serviceName) || w.serviceName.length > 63) {
+    return `the webhook Service name "${w.serviceName}" is not a DNS-1035 label (lowercase letters, digits and ` +
+      "'-', starting with a letter, at most 63 characters): give webhooks.service.name"
+  }
+  const nsProblem = labelProblem(w.namespace, "the webhook Service's namespace")
+  if (nsProblem !== undefined) return nsProblem
+  const portError = portProblem(w.port, "webhooks.port")
+  if (portError !== undefined) return portError
+  if (w.port === metricsPort || w.port === healthPort) {
+    return `webhooks.port ${w.port} is also the ${w.port === metricsPort ? "metrics" : "health"} port: ` +
+      "give them different ports"
+  }
+  if (w.certificates._tag === "Directory") {
+    const { directory, secretName } = w.certificates
+    if (!dns1123Subdomain.test(secretName) || secretName.length > 253) {
+      return `the certificate Secret name "${secretName}" is not a DNS-1123 subdomain`
+    }
+    if (!directory.startsWith("/")) return `the certificate directory "${directory}" is not an absolute path`
+  }
+  return undefined
 }
 
 const resolve = (
@@ -182,7 +219,8 @@ const resolve = (
         `characters: the metrics Service "${name}-metrics" is named after it (a DNS-1035 label)`
     )
   }
-  const namespace = options.namespace ?? `${name}-system`
+  // an operator whose webhook Service names its namespace runs there (a Service selects Pods of its own namespace)
+  const namespace = options.namespace ?? operator.webhooks?.service?.namespace ?? `${name}-system`
   const nsProblem = labelProblem(namespace, "the namespace")
   if (nsProblem !== undefined) return fail("InvalidNamespace", nsProblem)
   const image = options.image ?? `${name}:latest`
@@ -207,7 +245,17 @@ const resolve = (
   if (metricsPort === healthPort) {
     return fail("InvalidOption", `metricsPort and healthPort are both ${metricsPort}: give them different ports`)
   }
-  return Result.succeed({ name, namespace, image, replicas, leaderElection, metricsPort, healthPort })
+  const webhooks = webhookSettings(operator, namespace)
+  if (webhooks !== undefined && webhooks.namespace !== namespace) {
+    return fail(
+      "InvalidOption",
+      `the webhook Service's namespace "${webhooks.namespace}" is not the operator's ("${namespace}"): a Service ` +
+        "reaches the Pods of its own namespace only; give one namespace, or leave webhooks.service.namespace out"
+    )
+  }
+  const hookProblem = webhooks === undefined ? undefined : webhookProblem(webhooks, metricsPort, healthPort)
+  if (hookProblem !== undefined) return fail("InvalidOption", hookProblem)
+  return Result.succeed({ name, namespace, image, replicas, leaderElection, metricsPort, healthPort, webhooks })
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -216,12 +264,16 @@ const resolve = (
 const labels = (name: string): Json => ({ "app.kubernetes.io/name": name })
 
 const workload = (r: Resolved): Array<Json> => {
+  const w = r.webhooks
+  const certs = w?.certificates._tag === "Directory" ? w.certificates : undefined
   const meta = (name: string): Json => ({ name, namespace: r.namespace, labels: labels(r.name) })
   const args = [
     "--in-cluster",
     ...(r.leaderElection ? ["--leader-elect"] : []),
     `--metrics-port=${r.metricsPort}`,
     `--health-port=${r.healthPort}`,
+    ...(w === undefined ? [] : [`--webhook-port=${w.port}`]),
+    ...(w?.certificates._tag === "Directory" ? [`--webhook-cert-dir=${w.certificates.directory}`] : []),
     "--log-format=json"
   ]
   const probe = (path: string, initialDelaySeconds: number, periodSeconds: number): Json => ({
@@ -256,7 +308,8 @@ const workload = (r: Resolved): Array<Json> => {
                 env: [{ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } }],
                 ports: [
                   { name: "metrics", containerPort: r.metricsPort, protocol: "TCP" },
-                  { name: "health", containerPort: r.healthPort, protocol: "TCP" }
+                  { name: "health", containerPort: r.healthPort, protocol: "TCP" },
+                  ...(w === undefined ? [] : [{ name: "webhook", containerPort: w.port, protocol: "TCP" }])
                 ],
                 livenessProbe: probe("/healthz", 15, 20),
                 readinessProbe: probe("/readyz", 5, 10),
@@ -269,10 +322,18 @@ const workload = (r: Resolved): Array<Json> => {
                   readOnlyRootFilesystem: true,
                   capabilities: { drop: ["ALL"] }
                 },
-                volumeMounts: [{ name: "tmp", mountPath: "/tmp" }]
+                volumeMounts: [
+                  { name: "tmp", mountPath: "/tmp" },
+                  ...(certs === undefined
+                    ? []
+                    : [{ name: "webhook-certs", mountPath: certs.directory, readOnly: true }])
+                ]
               }
             ],
-            volumes: [{ name: "tmp", emptyDir: {} }]
+            volumes: [
+              { name: "tmp", emptyDir: {} },
+              ...(certs === undefined ? [] : [{ name: "webhook-certs", secret: { secretName: certs.secretName } }])
+            ]
           }
         }
       }
@@ -285,8 +346,53 @@ const workload = (r: Resolved): Array<Json> => {
         selector: labels(r.name),
         ports: [{ name: "metrics", port: r.metricsPort, targetPort: "metrics", protocol: "TCP" }]
       }
-    }
+    },
+    ...(w === undefined ? [] : [{
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: w.serviceName, namespace: w.namespace, labels: labels(r.name) },
+      spec: {
+        selector: labels(r.name),
+        ports: [{ name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" }]
+      }
+    }])
   ]
+}
+
+/** The service kube-apiserver calls, without a CA bundle: the CertificateManager (or cert-manager) injects it. */
+const serviceConfig = (w: Operator.WebhookSettings<any>) => ({
+  service: { name: w.serviceName, namespace: w.namespace, port: 443 }
+})
+
+/** A `clientConfig` without its empty `caBundle` (an empty bundle is the injector's to fill). */
+const withoutEmptyBundle = (configuration: Admission.Configuration): Json => ({
+  ...configuration,
+  webhooks: configuration.webhooks.map((entry) => {
+    const { caBundle, ...clientConfig } = entry.clientConfig as Json
+    return { ...entry, clientConfig: caBundle === "" ? clientConfig : { ...clientConfig, caBundle } }
+  })
+})
+
+/** The Mutating/ValidatingWebhookConfigurations, or the reason they cannot be made (two webhooks of one name). */
+const webhookConfigurations = (r: Resolved, w: Operator.WebhookSettings<any>): Result.Result<Array<Json>, string> => {
+  try {
+    return Result.succeed(
+      Admission.configurations(w.admission, {
+        name: r.name,
+        labels: labels(r.name) as Record<string, string>,
+        clientConfig: { ...serviceConfig(w), caBundle: "" }
+      }).map(withoutEmptyBundle)
+    )
+  } catch (error) {
+    return Result.fail(error instanceof Error ? error.message : String(error))
+  }
+}
+
+/** The CertificateManager's rules: the Secret's in a Role of the Service's namespace, the rest in the ClusterRole. */
+const certificateRules = (w: Operator.WebhookSettings<any> | undefined) => {
+  const all = w?.certificates._tag === "Managed" ? CertificateManager.rbac(w.certificates.options) : []
+  const isSecret = (rule: Operator.PolicyRule) => rule.resources.includes("secrets")
+  return { namespaced: all.filter(isSecret), cluster: all.filter((rule) => !isSecret(rule)) }
 }
 
 const rbac = (operator: Operator.Operator<any, any>, r: Resolved): Array<Json> => {
@@ -330,6 +436,26 @@ const rbac = (operator: Operator.Operator<any, any>, r: Resolved): Array<Json> =
       }
     )
   }
+  const certificates = certificateRules(r.webhooks).namespaced
+  if (certificates.length > 0) {
+    const role = `${r.name}-webhook-certificates`
+    const namespace = r.webhooks!.namespace
+    out.push(
+      {
+        apiVersion: `${rbacGroup}/v1`,
+        kind: "Role",
+        metadata: { name: role, namespace, labels: labels(r.name) },
+        rules: merge(certificates.flatMap(fromRule))
+      },
+      {
+        apiVersion: `${rbacGroup}/v1`,
+        kind: "RoleBinding",
+        metadata: { name: role, namespace, labels: labels(r.name) },
+        roleRef: { apiGroup: rbacGroup, kind: "Role", name: role },
+        subjects: [subject]
+      }
+    )
+  }
   return out
 }
 
@@ -343,8 +469,17 @@ export const generate = <E>(
     const resolved = resolve(operator, options)
     if (Result.isFailure(resolved)) return Effect.fail(error(resolved.failure))
     const r = resolved.success
-    const crds = crdManifests(operator.resources)
+    const plain = crdManifests(operator.resources)
+    if (Result.isFailure(plain)) return Effect.fail(error({ reason: "CrdConflict", message: plain.failure.message }))
+    const w = r.webhooks
+    const crds = w === undefined || w.conversion.length === 0
+      ? Result.succeed(plain.success)
+      : Conversion.withConversion(plain.success, w.conversion, serviceConfig(w))
     if (Result.isFailure(crds)) return Effect.fail(error({ reason: "CrdConflict", message: crds.failure.message }))
+    const configurations = w === undefined ? Result.succeed([]) : webhookConfigurations(r, w)
+    if (Result.isFailure(configurations)) {
+      return Effect.fail(error({ reason: "InvalidOption", message: configurations.failure }))
+    }
     const namespace: Json = {
       apiVersion: "v1",
       kind: "Namespace",
@@ -354,7 +489,8 @@ export const generate = <E>(
       namespace,
       ...(crds.success as unknown as Array<Json>),
       ...rbac(operator, r),
-      ...workload(r)
+      ...workload(r),
+      ...configurations.success
     ])
   })
 
@@ -373,6 +509,7 @@ const fileOf = (o: object): string => {
     kind === "ServiceAccount" || kind === "ClusterRole" || kind === "ClusterRoleBinding" || kind === "Role" ||
     kind === "RoleBinding"
   ) return "rbac.yaml"
+  if (kind === "MutatingWebhookConfiguration" || kind === "ValidatingWebhookConfiguration") return "webhook.yaml"
   return "workload.yaml"
 }
 

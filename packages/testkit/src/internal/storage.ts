@@ -68,6 +68,7 @@ interface Watcher {
   readonly labels: ReadonlyArray<Requirement>
   readonly fields: ReadonlyArray<FieldRequirement>
   readonly sink: (event: WatchEvent) => void
+  readonly reading: Reading
   /** Only events after this resourceVersion (a watch from one the server has not reached yet waits for it). */
   after: number
 }
@@ -80,9 +81,15 @@ export interface StorageOptions {
   readonly historySize: number
   /** Where each event is made durable before it is applied. */
   readonly journal: Journal | undefined
-  /** How a stored object of a kind is shown (lists and watches). */
-  readonly present: (rt: ResourceType, obj: Obj) => KubeObject
+  /** How a stored object of a kind is shown (lists and watches), to a reader that copies or only views it. */
+  readonly present: (rt: ResourceType, obj: Obj, reading: Reading) => KubeObject
 }
+
+/**
+ * What a reader does with the objects it gets: `copy`, they are its own (a deep copy); `view`, it only serializes
+ * them and never mutates them (the HTTP handler), so a built-in kind's object may share the stored one's fields.
+ */
+export type Reading = "copy" | "view"
 
 /** The key of an object in its storage: `namespace/name`, or `name` for cluster-scoped kinds. */
 export const objKey = (namespace: string | undefined, name: string): string =>
@@ -114,7 +121,7 @@ export class Storage {
   private compactedRv = 0
   private readonly historySize: number
   private readonly journal: Journal | undefined
-  private readonly present: (rt: ResourceType, obj: Obj) => KubeObject
+  private readonly present: (rt: ResourceType, obj: Obj, reading: Reading) => KubeObject
 
   constructor(options: StorageOptions) {
     this.registry = options.registry
@@ -261,7 +268,7 @@ export class Storage {
     return out
   }
 
-  list(rt: ResourceType, namespace: string | undefined, options: ListOptions): ObjectList {
+  list(rt: ResourceType, namespace: string | undefined, options: ListOptions, reading: Reading = "copy"): ObjectList {
     const labels = this.labelRequirements(options.labelSelector)
     const fields = this.fieldRequirements(rt, options.fieldSelector)
     let at = this.rv
@@ -321,7 +328,7 @@ export class Storage {
       apiVersion: apiVersion(rt),
       kind: rt.listKind,
       metadata,
-      items: page.map(([, obj]) => this.present(rt, obj))
+      items: page.map(([, obj]) => this.present(rt, obj, reading))
     }
   }
 
@@ -354,7 +361,8 @@ export class Storage {
     rt: ResourceType,
     namespace: string | undefined,
     options: WatchOptions,
-    sink: (event: WatchEvent) => void
+    sink: (event: WatchEvent) => void,
+    reading: Reading = "copy"
   ): WatchHandle {
     const watcher: Watcher = {
       storage: storageKey(rt),
@@ -363,6 +371,7 @@ export class Storage {
       labels: this.labelRequirements(options.labelSelector),
       fields: this.fieldRequirements(rt, options.fieldSelector),
       sink,
+      reading,
       after: 0
     }
     const rvParam = options.resourceVersion
@@ -371,7 +380,7 @@ export class Storage {
     if (initial) {
       for (const [, obj] of [...this.objects(rt)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         if (this.matchesScope(rt, watcher.namespace, watcher.labels, watcher.fields, obj)) {
-          sink({ type: "ADDED", object: this.present(rt, obj) })
+          sink({ type: "ADDED", object: this.present(rt, obj, reading) })
         }
       }
       if (options.sendInitialEvents === true && options.allowWatchBookmarks === true) {
@@ -418,7 +427,7 @@ export class Storage {
     const leaving = type === "DELETED" && e.type === "MODIFIED"
     const object = leaving ? { ...e.prev!, metadata: { ...e.prev!.metadata, resourceVersion: String(e.rv) } } : e.object
     try {
-      w.sink({ type, object: this.present(w.rt, object) })
+      w.sink({ type, object: this.present(w.rt, object, w.reading) })
     } catch {
       this.watchers.delete(w)
     }

@@ -29,7 +29,7 @@ import * as RequestBody from "./requestBody.js"
 import { fromCrd, Registry } from "./resourceType.js"
 import { review } from "./reviews.js"
 import { badRequest, conflict, details, groupOf, notFound, qualified } from "./statuses.js"
-import { type ListOptions, objKey, Storage, type WatchHandle, type WatchOptions } from "./storage.js"
+import { type ListOptions, objKey, type Reading, Storage, type WatchHandle, type WatchOptions } from "./storage.js"
 import { conditionalOnly, crdStatus, ownedOnCreate, specChanged, tracksGeneration } from "./strategy.js"
 import * as Structural from "./structural.js"
 import { checkApply } from "./undeclaredFields.js"
@@ -63,8 +63,14 @@ export type PatchType = "json" | "merge" | "strategic" | "apply"
 const isCrdKind = (rt: ResourceType): boolean =>
   rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io"
 
-/** A stored object shown at the resource's version. */
-const present = (rt: ResourceType, obj: Obj): KubeObject => {
+/**
+ * A stored object shown at the resource's version. To a reader that only views it (`Reading`), a built-in kind's
+ * object (nothing pruned, defaulted or converted on read) is a shallow copy sharing the stored object's fields.
+ */
+const present = (rt: ResourceType, obj: Obj, reading: Reading = "copy"): KubeObject => {
+  if (reading === "view" && rt.schema === undefined && !Events.isEventsV1(rt) && !Events.isCoreEvent(rt)) {
+    return { ...obj, apiVersion: apiVersion(rt) } as KubeObject
+  }
   const out = clone(obj)
   out.apiVersion = apiVersion(rt)
   // Custom resources are pruned and defaulted on read too (a default added to the schema later shows).
@@ -195,21 +201,22 @@ export class Core {
     return rt
   }
 
-  get(rt: ResourceType, namespace: string | undefined, name: string): KubeObject {
-    return present(rt, this.existing(rt, namespace, name))
+  get(rt: ResourceType, namespace: string | undefined, name: string, reading: Reading = "copy"): KubeObject {
+    return present(rt, this.existing(rt, namespace, name), reading)
   }
 
-  list(rt: ResourceType, namespace: string | undefined, options: ListOptions): ObjectList {
-    return this.storage.list(rt, namespace, options)
+  list(rt: ResourceType, namespace: string | undefined, options: ListOptions, reading: Reading = "copy"): ObjectList {
+    return this.storage.list(rt, namespace, options, reading)
   }
 
   watch(
     rt: ResourceType,
     namespace: string | undefined,
     options: WatchOptions,
-    sink: (event: WatchEvent) => void
+    sink: (event: WatchEvent) => void,
+    reading: Reading = "copy"
   ): WatchHandle {
-    return this.storage.watch(rt, namespace, options, sink)
+    return this.storage.watch(rt, namespace, options, sink, reading)
   }
 
   /** A BOOKMARK event at the current resourceVersion. */

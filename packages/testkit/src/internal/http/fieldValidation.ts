@@ -194,7 +194,8 @@ export const checkPatch = (
   let base: Obj
   let patched: unknown
   try {
-    base = clone(core.get(rt, namespace, name) as unknown as Obj)
+    // the core's copy is ours; the patches below work on copies of it
+    base = core.get(rt, namespace, name) as unknown as Obj
     patched = type === "json"
       ? jsonPatch(clone(base), patch)
       : type === "merge"

@@ -375,7 +375,7 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
         allowWatchBookmarks: bool(q.get("allowWatchBookmarks"))
       }, (event) => {
         if (!ended) write(event)
-      })
+      }, "view")
       if (!handle.open) return paced.end()
       if (core.faults.takeDrop()) return hooks.drop()
       core.faults.openWatches.add(hooks)
@@ -447,7 +447,7 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
         if (r.watchPath || bool(q.get("watch")) === true) return yield* watch(req, res, url, r)
         if (name !== undefined) {
           yield* guard("get", rt, namespace)
-          return sendJson(res, 200, render(req, url, rt, core.get(rt, namespace, name)))
+          return sendJson(res, 200, render(req, url, rt, core.get(rt, namespace, name, "view")))
         }
         yield* guard("list", rt, namespace)
         if (core.faults.takeExpire("list")) {
@@ -467,7 +467,7 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
           yield* waitFor(core, from!, waitMs)
           if (Freshness.behind(core, from)) throw new HttpFailure(Freshness.tooLarge(from!, core))
         }
-        const list = core.list(rt, namespace, listOptions)
+        const list = core.list(rt, namespace, listOptions, "view")
         const accept = req.headers.accept ?? ""
         if (accept.includes("as=Table")) {
           return sendJson(

@@ -24,7 +24,7 @@
  *
  * @since 0.1.0
  */
-import * as internal from "./internal/certificate.js"
+import * as internal from "./internal/certificates.js"
 
 /**
  * A certificate and its private key, both PEM.

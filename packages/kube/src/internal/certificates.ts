@@ -5,6 +5,7 @@
  * @internal
  */
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate } from "node:crypto"
+import type * as Certificates from "../Certificates.js"
 
 const length = (n: number): Buffer => {
   if (n < 0x80) return Buffer.from([n])
@@ -51,30 +52,7 @@ const extension = (id: string, critical: boolean, value: Buffer): Buffer =>
 const pem = (label: string, der: Buffer): string =>
   `-----BEGIN ${label}-----\n${der.toString("base64").match(/.{1,64}/g)!.join("\n")}\n-----END ${label}-----\n`
 
-/** @internal */
-export interface Certificate {
-  readonly cert: string
-  readonly key: string
-}
-
-/** @internal */
-export interface CertificateSpec {
-  /** The subject's common name (a client certificate's user name). */
-  readonly commonName: string
-  /** The subject's organizations (a client certificate's groups, e.g. `system:masters`). */
-  readonly organizations?: ReadonlyArray<string> | undefined
-  /** A certificate authority (may sign certificates) rather than a leaf. */
-  readonly ca?: boolean | undefined
-  /** Extended key usages of a leaf: `server` (TLS serving), `client` (TLS client authentication). */
-  readonly usages?: ReadonlyArray<"server" | "client"> | undefined
-  /** Subject alternative names of a serving certificate: IPv4 addresses and DNS names. */
-  readonly ips?: ReadonlyArray<string> | undefined
-  readonly dnsNames?: ReadonlyArray<string> | undefined
-  /** The signer (a CA's certificate and key); the certificate is self-signed without one. */
-  readonly issuer?: Certificate | undefined
-  /** Validity from one hour ago; default a year. */
-  readonly validDays?: number | undefined
-}
+type Certificate = Certificates.Certificate
 
 const ecdsaSha256 = seq(oid("1.2.840.10045.4.3.2"))
 
@@ -116,7 +94,7 @@ const subjectOf = (cert: string): Buffer => {
  * A fresh ECDSA P-256 key and a certificate for it: a CA, or a serving or client certificate signed by `issuer`
  * (self-signed without one). Built with `node:crypto` and a few lines of DER, as {@link selfSigned}.
  */
-export const issue = (spec: CertificateSpec): Certificate => {
+export const issue = (spec: Certificates.Spec): Certificate => {
   const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" })
   const subject = distinguishedName(spec.commonName, spec.organizations ?? [])
   const issuerName = spec.issuer === undefined ? subject : subjectOf(spec.issuer.cert)

@@ -7,13 +7,23 @@
  * port): an out-of-range value must still reach the reconcile, which answers
  * with a `Terminal` outcome and a `Ready=False` condition saying why — a spec
  * the Schema rejected would never be reconciled at all.
+ *
+ * `replicas` is optional on the wire: the defaulting webhook (`webhooks.ts`)
+ * fills in {@link defaultReplicas} when a WebApp is created or updated without
+ * it. The reconcile reads it through {@link replicasOf}, which treats a missing
+ * value as that same default: an object stored while no webhook was registered
+ * (a cluster where the operator's manifests were applied without its
+ * configurations, or the CRD installed first) runs exactly as the webhook would
+ * have made it, and the operator never writes the spec it reads.
  */
 import { Conditions, Resource } from "@reconcile/kube"
 import { Result, Schema } from "effect"
 
 export const WebAppSpec = Schema.Struct({
   image: Schema.String.annotate({ description: "Container image to run" }),
-  replicas: Schema.Int.annotate({ description: "Number of pods (0–20)" }),
+  replicas: Schema.optional(
+    Schema.Int.annotate({ description: "Number of pods (0–20); default 1, set by the defaulting webhook" })
+  ),
   port: Schema.Int.annotate({ description: "Container and Service port (1–65535)" })
 })
 
@@ -57,10 +67,17 @@ export const WebAppAnySpec = Resource.custom({
 })
 export type WebAppSpec = typeof WebAppSpec.Type
 
+/** The replicas of a WebApp created without `spec.replicas` (as a Deployment's). */
+export const defaultReplicas = 1
+
+/** The replicas a spec asks for: `spec.replicas`, or {@link defaultReplicas} when it is missing. */
+export const replicasOf = (spec: WebAppSpec): number => spec.replicas ?? defaultReplicas
+
 /** What the reconcile checks beyond the wire Schema; a `Failure` says why the spec is invalid. */
 export const validate = (spec: WebAppSpec): Result.Result<WebAppSpec, string> => {
   if (spec.image.trim() === "") return Result.fail("spec.image must not be empty")
-  if (spec.replicas < 0 || spec.replicas > 20) return Result.fail(`spec.replicas must be 0–20, got ${spec.replicas}`)
+  const replicas = replicasOf(spec)
+  if (replicas < 0 || replicas > 20) return Result.fail(`spec.replicas must be 0–20, got ${replicas}`)
   if (spec.port < 1 || spec.port > 65535) return Result.fail(`spec.port must be 1–65535, got ${spec.port}`)
   return Result.succeed(spec)
 }

@@ -1,8 +1,9 @@
 /**
  * The main job (`npm start`): the WebApp operator, run by `@reconcile/cli`'s `Main.run`.
  *
- * - By default, on an embedded API server (in memory, HTTPS on 127.0.0.1): the WebApp CRD is installed, a sample
- *   WebApp applied and every reconcile shown until Ctrl-C. `KUBECONFIG` alone does not change that.
+ * - By default, on an embedded API server (in memory, HTTPS on 127.0.0.1): the WebApp CRD is installed, the admission
+ *   webhooks served and registered, a sample WebApp applied and every reconcile shown until Ctrl-C; the "Try it"
+ *   lines show the webhooks at work with kubectl. `KUBECONFIG` alone does not change that.
  * - `--kubeconfig PATH`, `--context NAME` or `--in-cluster`: the same operator on that cluster (`--install-crds`
  *   installs the CRD first). `npm start -- --help` lists every option.
  */
@@ -14,7 +15,8 @@ import { Console, Effect, type Exit, Metric } from "effect"
 import * as Controller from "./controller.js"
 import { make } from "./operator.js"
 import { fieldManager } from "./reconcile.js"
-import { WebApp } from "./WebApp.js"
+import { samples, tryIt } from "./samples.js"
+import type { WebApp } from "./WebApp.js"
 
 /** Prints each reconcile with its outcome and the queue depth. */
 const depth = Metric.value(WorkqueueMetrics.forQueue(fieldManager).depth)
@@ -30,16 +32,4 @@ const onOutcome = (app: WebApp | Undecodable.Undecodable, exit: Exit.Exit<void, 
     )
   })
 
-Main.run(make({ onOutcome }), {
-  samples: (namespace) => [{
-    apiVersion: WebApp.apiVersion,
-    kind: WebApp.kind,
-    metadata: { name: "sample", namespace },
-    spec: { image: "nginx:1.27", replicas: 2, port: 8080 }
-  }],
-  tryIt: (namespace) => [
-    `kubectl get webapps,deployments,services -n ${namespace}`,
-    `kubectl patch webapp sample -n ${namespace} --type merge -p '{"spec":{"replicas":3}}'`,
-    `kubectl delete webapp sample -n ${namespace}`
-  ]
-})
+Main.run(make({ onOutcome }), { samples, tryIt })

@@ -37,7 +37,7 @@ import {
 } from "@reconcile/kube"
 import { Effect, Result } from "effect"
 import type { WebApp } from "./WebApp.js"
-import { validate, WebAppAnySpec } from "./WebApp.js"
+import { replicasOf, validate, WebAppAnySpec } from "./WebApp.js"
 
 /** The field manager of every write, and the controller's name. */
 export const fieldManager = "webapp-controller"
@@ -83,7 +83,7 @@ export const desiredDeployment = (app: WebApp, owner: OwnerRef) => ({
   kind: "Deployment",
   metadata: { ...ownedMetadata(app, owner), labels: deploymentLabels(app) },
   spec: {
-    replicas: app.spec.replicas,
+    replicas: replicasOf(app.spec),
     selector: { matchLabels: labelsOf(app) },
     template: {
       metadata: { labels: deploymentLabels(app) },
@@ -216,6 +216,7 @@ export const applyWebApp = (
       yield* notReady(app, "InvalidSpec", "Validate", valid.failure)
       return yield* terminal(valid.failure)
     }
+    const replicas = replicasOf(app.spec)
     const owner = yield* controllerRef(app)
     yield* applyChildren(app, owner)
     yield* register(app)
@@ -225,7 +226,7 @@ export const applyWebApp = (
     })
     const readyReplicas = deployment.status?.readyReplicas ?? 0
     const rolledOut = (deployment.status?.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 0) &&
-      readyReplicas >= app.spec.replicas && (deployment.status?.updatedReplicas ?? readyReplicas) >= app.spec.replicas
+      readyReplicas >= replicas && (deployment.status?.updatedReplicas ?? readyReplicas) >= replicas
     yield* writeStatus(
       app,
       readyReplicas,
@@ -235,7 +236,7 @@ export const applyWebApp = (
             type: "Ready",
             status: "True",
             reason: "DeploymentAvailable",
-            message: `${readyReplicas}/${app.spec.replicas} ready`,
+            message: `${readyReplicas}/${replicas} ready`,
             observedGeneration: generation
           },
           {
@@ -251,7 +252,7 @@ export const applyWebApp = (
             type: "Ready",
             status: "False",
             reason: "RollingOut",
-            message: `${readyReplicas}/${app.spec.replicas} ready`,
+            message: `${readyReplicas}/${replicas} ready`,
             observedGeneration: generation
           },
           {
@@ -268,7 +269,7 @@ export const applyWebApp = (
         type: "Normal",
         reason: "Ready",
         action: "Rollout",
-        note: `${readyReplicas}/${app.spec.replicas} replicas of ${app.spec.image} ready`
+        note: `${readyReplicas}/${replicas} replicas of ${app.spec.image} ready`
       })
     }
     if (!rolledOut) return yield* requeueAfter(progressInterval)

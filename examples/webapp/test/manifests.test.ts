@@ -6,7 +6,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Manager } from "@reconcile/core"
-import { Cache, KubeClient, LeaseLeaderElection, type Operator, Resource } from "@reconcile/kube"
+import { Cache, CertificateManager, KubeClient, LeaseLeaderElection, Operator, Resource } from "@reconcile/kube"
 import { Simulators, TestApiServer, TestKube } from "@reconcile/testkit"
 import { Effect, Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
@@ -19,6 +19,7 @@ import { files, objects, rules } from "../src/manifests.js"
 import { name, operator } from "../src/operator.js"
 import { registryName } from "../src/reconcile.js"
 import { WebApp, WebAppAnySpec } from "../src/WebApp.js"
+import { checks, defaults } from "../src/webhooks.js"
 import { laxCrdPatch } from "./support/crd.js"
 
 describe("config/", () => {
@@ -43,6 +44,9 @@ describe("config/", () => {
       "port",
       "replicas"
     ])
+    // replicas is optional: the defaulting webhook sets it (a CRD `default` would take the decision out of the code)
+    assert.deepStrictEqual(version.schema.openAPIV3Schema.properties.spec.required, ["image", "port"])
+    assert.isUndefined(version.schema.openAPIV3Schema.properties.spec.properties.replicas.default)
     assert.deepStrictEqual(version.additionalPrinterColumns.map((c: { name: string }) => c.name), [
       "Ready",
       "Replicas",
@@ -50,22 +54,59 @@ describe("config/", () => {
     ])
   })
 
-  it("one operator: Namespace, CRD, ServiceAccount, RBAC, Deployment and metrics Service", () => {
+  it("one operator: Namespace, CRD, ServiceAccount, RBAC, Deployment, metrics Service and the webhooks'", () => {
     const docs = Object.values(files()).flatMap((text) => parseAllDocuments(text).map((d) => d.toJS()))
-    assert.deepStrictEqual(docs.map((o) => o.kind).sort(), [
-      "ClusterRole",
-      "ClusterRoleBinding",
-      "CustomResourceDefinition",
-      "Deployment",
-      "Namespace",
-      "Role",
-      "RoleBinding",
-      "Service",
-      "ServiceAccount"
+    assert.deepStrictEqual(docs.map((o) => `${o.kind} ${o.metadata.name}`).sort(), [
+      `ClusterRole ${name}`,
+      `ClusterRoleBinding ${name}`,
+      "CustomResourceDefinition webapps.apps.reconcile.dev",
+      `Deployment ${name}`,
+      `MutatingWebhookConfiguration ${name}-mutating`,
+      `Namespace ${name}-system`,
+      `Role ${name}-leader-election`,
+      `Role ${name}-webhook-certificates`,
+      `RoleBinding ${name}-leader-election`,
+      `RoleBinding ${name}-webhook-certificates`,
+      `Service ${name}-metrics`,
+      `Service ${name}-webhook`,
+      `ServiceAccount ${name}`,
+      `ValidatingWebhookConfiguration ${name}-validating`
     ])
     const deployment = docs.find((o) => o.kind === "Deployment")
     assert.strictEqual(deployment.metadata.name, name)
     assert.strictEqual(deployment.metadata.namespace, `${name}-system`)
+    const container = deployment.spec.template.spec.containers[0]
+    assert.include(container.args, "--webhook-port=9443")
+    assert.deepInclude(container.ports, { name: "webhook", containerPort: 9443, protocol: "TCP" })
+  })
+
+  it("the webhooks: the defaulter on create and update, the validator on create, update and delete, via the Service", () => {
+    const docs = parseAllDocuments(files()["webhook.yaml"]!).map((d) => d.toJS())
+    const service = { name: `${name}-webhook`, namespace: `${name}-system`, port: 443 }
+    const [mutating, validating] = docs.map((o) => o.webhooks[0])
+    assert.deepStrictEqual(
+      docs.map((o) => [o.kind, o.webhooks.length]),
+      [["MutatingWebhookConfiguration", 1], ["ValidatingWebhookConfiguration", 1]]
+    )
+    assert.strictEqual(mutating.name, defaults.name)
+    assert.deepStrictEqual(mutating.clientConfig, { service: { ...service, path: defaults.path } })
+    assert.deepStrictEqual(mutating.rules[0].operations, ["CREATE", "UPDATE"])
+    assert.strictEqual(validating.name, checks.name)
+    assert.deepStrictEqual(validating.clientConfig, { service: { ...service, path: checks.path } })
+    assert.deepStrictEqual(validating.rules[0].operations, ["CREATE", "UPDATE", "DELETE"])
+    for (const webhook of [mutating, validating]) {
+      assert.deepStrictEqual(webhook.rules[0].resources, ["webapps"], "not the status or scale subresources")
+      assert.strictEqual(webhook.failurePolicy, "Fail")
+      assert.strictEqual(webhook.sideEffects, "None")
+    }
+    const webhookService = parseAllDocuments(files()["workload.yaml"]!).map((d) => d.toJS())
+      .find((o) => o.kind === "Service" && o.metadata.name === service.name)
+    assert.deepStrictEqual(webhookService.spec.ports, [{
+      name: "webhook",
+      port: 443,
+      targetPort: "webhook",
+      protocol: "TCP"
+    }])
   })
 })
 
@@ -195,6 +236,15 @@ const app = (appName: string, spec: { image: string; replicas: number; port: num
   spec
 })
 
+/** A Role of the manifests, by name. */
+const roleNamed = (roleName: string) =>
+  objects().find((o) => o.kind === "Role" && (o.metadata as { name?: string } | undefined)?.name === roleName) as {
+    readonly rules: ReadonlyArray<Operator.PolicyRule>
+  }
+
+/** A rule for objects by name: the webhook certificate's (`CertificateManager.rbac`). */
+const isNamed = (rule: Operator.PolicyRule) => (rule.resourceNames ?? []).length > 0
+
 describe("RBAC", () => {
   it("grants no wildcard, and the Lease permissions only in the operator's namespace", () => {
     for (const rule of rules()) {
@@ -203,6 +253,23 @@ describe("RBAC", () => {
     }
     const role = objects().find((o) => o.kind === "Role") as { metadata: { namespace: string } }
     assert.strictEqual(role.metadata.namespace, `${name}-system`)
+  })
+
+  it("the webhook certificate's permissions are CertificateManager.rbac's, by name: its Secret, the configurations", () => {
+    const settings = Operator.webhookSettings(operator, `${name}-system`)!
+    assert.strictEqual(settings.certificates._tag, "Managed")
+    const expected = settings.certificates._tag === "Managed"
+      ? CertificateManager.rbac(settings.certificates.options)
+      : []
+    const certificateRole = roleNamed(`${name}-webhook-certificates`)
+    const named = [...rules().filter(isNamed), ...certificateRole.rules]
+    const text = (list: ReadonlyArray<Operator.PolicyRule>) =>
+      list.map((r) => JSON.stringify([r.apiGroups, r.resources, r.resourceNames ?? [], r.verbs])).sort()
+    assert.deepStrictEqual(text(named), text(expected))
+    assert.deepStrictEqual(
+      [...new Set(named.flatMap((r) => r.resourceNames ?? []))].sort(),
+      [`${name}-mutating`, `${name}-validating`, `${name}-webhook-tls`]
+    )
   })
 
   it.effect("every request of the running operator is allowed by the generated rules, and every rule is used", () =>
@@ -272,8 +339,10 @@ describe("RBAC", () => {
         assert.deepStrictEqual(registry.data ?? {}, {}, "the cleanup ran")
       }).pipe(Effect.provide(ctx))
 
-      const clusterRules = rules()
-      const role = objects().find((o) => o.kind === "Role") as { rules: ReadonlyArray<Operator.PolicyRule> }
+      // the controllers' rules: the webhook certificate's (by name) are its CertificateManager's, which the main job
+      // runs beside the controllers (not here); the test above checks they are exactly what it asks for
+      const clusterRules = rules().filter((rule) => !isNamed(rule))
+      const role = roleNamed(`${name}-leader-election`)
       const denied = accesses.filter((a) =>
         !clusterRules.some((rule) => allows(rule, a)) &&
         !(a.namespace === namespace && role.rules.some((rule) => allows(rule, a)))
@@ -302,8 +371,8 @@ describe("RBAC", () => {
 // ---------------------------------------------------------------------------------------------------------------
 // the real kubectl
 
-/** Runs /usr/bin/kubectl with the server's kubeconfig and a HOME of its own (never the user's ~/.kube). */
-const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>) =>
+/** Runs /usr/bin/kubectl with the server's kubeconfig and a HOME of its own (never the user's ~/.kube); `stdin` fed. */
+const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArray<string>, stdin = "") =>
   Effect.promise(() => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "webapp-kubectl-"))
     return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
@@ -315,7 +384,7 @@ const kubectl = (server: TestApiServer.TestApiServer.Service, args: ReadonlyArra
           fs.rmSync(home, { recursive: true, force: true })
           resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
         }
-      ).stdin?.end()
+      ).stdin?.end(stdin)
     })
   })
 
@@ -327,6 +396,30 @@ layer(TestApiServer.layerWithCluster({ controllers: false }), { excludeTestServi
       const applied = yield* kubectl(server, ["apply", "--server-side", "-f", dir])
       assert.strictEqual(applied.code, 0, applied.stderr)
       assert.include(applied.stdout, "deployment.apps/webapp-operator serverside-applied")
+      assert.include(
+        applied.stdout,
+        "mutatingwebhookconfiguration.admissionregistration.k8s.io/webapp-operator-mutating"
+      )
+      // the webhooks are registered at once, and nothing serves them here (no operator Pod behind their Service): with
+      // `failurePolicy: Fail` the API server refuses WebApps until the operator runs. Without them, the rest goes on.
+      const refused = yield* kubectl(
+        server,
+        ["create", "-n", "default", "-f", "-"],
+        JSON.stringify(app("early", {
+          image: "nginx:1",
+          replicas: 1,
+          port: 80
+        }))
+      )
+      assert.notStrictEqual(refused.code, 0)
+      assert.include(refused.stderr, `failed calling webhook "mwebapp.apps.reconcile.dev"`)
+      assert.include(refused.stderr, `no endpoints available for service "webapp-operator-webhook"`)
+      const removed = yield* kubectl(server, [
+        "delete",
+        "mutatingwebhookconfiguration/webapp-operator-mutating",
+        "validatingwebhookconfiguration/webapp-operator-validating"
+      ])
+      assert.strictEqual(removed.code, 0, removed.stderr)
       // through the same cluster in-process: an app, and a Ready condition as the operator would write it
       yield* Effect.gen(function*() {
         yield* KubeClient.create(WebApp, app("web", { image: "nginx:1", replicas: 2, port: 80 }))

@@ -11,7 +11,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { registryName } from "../src/reconcile.js"
+import { samples } from "../src/samples.js"
 import { WebApp } from "../src/WebApp.js"
+import { assertTryIt, runAll } from "./support/tryIt.js"
 
 const root = path.join(import.meta.dirname, "..", "..", "..")
 const real = process.env.RECONCILE_TEST_CLUSTER === "real"
@@ -67,7 +69,7 @@ const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, sec
 describe(real ? "npm start -- --real (a real control plane)" : "npm start (embedded mode)", () => {
   it.live(
     "with KUBECONFIG set: the sample becomes Ready on its own cluster, follows an edit, is cleaned up on " +
-      "delete; SIGTERM exits cleanly and removes the kubeconfig",
+      "delete; the printed kubectl lines show the webhooks; SIGTERM exits cleanly and removes the kubeconfig",
     () =>
       Effect.gen(function*() {
         const job = yield* startMainJob
@@ -115,8 +117,16 @@ describe(real ? "npm start -- --real (a real control plane)" : "npm start (embed
               Effect.catchTag("NotFound", () => Effect.succeed(true))
             )
           )
+
+          // The "Try it" lines it printed, run as printed (bash, the real kubectl) on the sample again: the webhooks
+          // it serves and installed default `replicas`, warn about an unpinned image and protect from deletion.
+          yield* KubeClient.create(WebApp, samples("default")[0]!)
+          const lines = [...job.output().matchAll(/^ {2}(KUBECONFIG=\S+ kubectl .*)$/gm)].map((m) => m[1]!)
+          assertTryIt(yield* runAll(lines, "/nonexistent/kubeconfig"))
         }).pipe(Effect.provide(client))
 
+        assert.include(job.output(), "Installed MutatingWebhookConfiguration webapp-operator-mutating")
+        assert.include(job.output(), "Installed ValidatingWebhookConfiguration webapp-operator-validating")
         assert.include(job.output(), "KUBECONFIG is set but ignored")
 
         // SIGTERM: a graceful, clean exit, and the kubeconfig (it holds the server's token) is removed.

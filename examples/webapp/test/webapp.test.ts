@@ -147,6 +147,26 @@ describe("WebApp operator (in-process, TestClock)", () => {
       }).pipe(Effect.provide(ctx))
     }))
 
+  it.effect("an app stored without spec.replicas (no defaulting webhook registered) runs one replica", () =>
+    Effect.gen(function*() {
+      const ctx = yield* Layer.build(operator(new Map()))
+      yield* Effect.gen(function*() {
+        yield* KubeClient.create(WebApp, {
+          apiVersion: WebApp.apiVersion,
+          kind: WebApp.kind,
+          metadata: { name: "bare", namespace: "default" },
+          spec: { image: "nginx:1", port: 80 }
+        })
+        yield* advance(1_000)
+        const deployment = yield* KubeClient.get(Resource.Deployment, "bare", { namespace: "default" })
+        assert.strictEqual(deployment.spec?.replicas, 1)
+        const bare = yield* KubeClient.get(WebApp, "bare", { namespace: "default" })
+        assert.isUndefined(bare.spec.replicas, "the operator never writes the spec it reads")
+        assert.strictEqual(readyCondition(bare)?.status, "True")
+        assert.strictEqual(readyCondition(bare)?.message, "1/1 ready")
+      }).pipe(Effect.provide(ctx))
+    }))
+
   it.effect("a child the API server rejects is Terminal: a ChildRejected condition, no retry storm, a spec fix clears it", () =>
     Effect.gen(function*() {
       const outcomes = new Map<string, Array<string>>()

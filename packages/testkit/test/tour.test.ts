@@ -467,7 +467,11 @@ const tour = (it: Vitest.MethodsNonLive<Target>) => {
       yield* ensureCrd
       const webapp = yield* eventually(ok(["explain", "webapps.spec"]))
       assert.match(webapp, /^GROUP:\s+apps\.reconcile\.dev\nKIND:\s+WebApp\nVERSION:\s+v1\n/)
-      assert.match(webapp, /\n\s+replicas\t<integer> -required-\n\s+Number of pods \(0–20\)\n/)
+      // `replicas` is optional: the example's defaulting webhook sets it
+      assert.match(
+        webapp,
+        /\n\s+replicas\t<integer>\n\s+Number of pods \(0–20\); default 1, set by the defaulting webhook\n/
+      )
     }), ITEM)
 
   it.effect("kubectl apply -f of a kind: List", () =>

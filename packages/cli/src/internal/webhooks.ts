@@ -8,7 +8,10 @@
  *   `clientConfig.url: https://127.0.0.1:<port>/…` and that CA's bundle.
  * - On a named cluster (`--kubeconfig`, `--context`, `--in-cluster`) the certificate is the `CertificateManager`'s
  *   (which keeps it in a Secret and injects the CA bundle), or the files of `--webhook-cert-dir` or of the
- *   operator's `certificates.directory`; the configurations are the manifests' (`reconcile manifests`).
+ *   operator's `certificates.directory`; the configurations are the manifests' (`reconcile manifests`). Out of the
+ *   cluster (`--kubeconfig`, `--context`) where the operator was never deployed (its namespace, or its certificate
+ *   directory, does not exist) nothing can call the process: it serves with a certificate of its run and says so,
+ *   rather than refusing to start (as a developer runs an operator against a cluster before deploying it).
  */
 import { Manager } from "@reconcile/core"
 import {
@@ -23,8 +26,10 @@ import {
 } from "@reconcile/kube"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
+import * as fs from "node:fs"
 import type { Args } from "./args.js"
 import { crds } from "./crds.js"
 
@@ -101,7 +106,23 @@ export const layer = <E, R>(
     const local = isLocal(args)
     const host = args.mode._tag === "InCluster" ? "0.0.0.0" : "127.0.0.1"
     const port = args.webhookPort ?? (args.mode._tag === "InCluster" ? settings.port : 0)
-    const generated = local ? localCertificate(operator.name) : undefined
+    // Out of the cluster (`--kubeconfig`, `--context`) where the operator was never deployed (no namespace for the
+    // managed certificate's Secret, no mounted certificate directory), nothing in the cluster can call this process:
+    // it serves with a certificate of this run rather than refusing to start.
+    const undeployed = args.mode._tag !== "InCluster" && !local && args.webhookCertDir === undefined &&
+      (settings.certificates._tag === "Directory"
+        ? !fs.existsSync(settings.certificates.directory)
+        : yield* Effect.map(
+          Effect.exit(KubeClient.get(Resource.Namespace, settings.certificates.options.namespace)),
+          (exit) => Exit.isFailure(exit)
+        ))
+    if (undeployed) {
+      yield* Effect.logWarning(
+        "the operator is not deployed in this cluster (no namespace or certificate directory for its webhooks): " +
+          "they are served with a certificate of this run, and nothing in the cluster calls them"
+      )
+    }
+    const generated = local || undeployed ? localCertificate(operator.name) : undefined
     const certificate: WebhookServer.CertificateSource = generated !== undefined
       ? WebhookServer.fromPem(generated.serving)
       : args.webhookCertDir !== undefined
@@ -116,7 +137,7 @@ export const layer = <E, R>(
     yield* Effect.logInfo("serving webhooks").pipe(
       Effect.annotateLogs({ address, paths: settings.routes.map((r) => r.path).join(",") })
     )
-    if (generated !== undefined) {
+    if (generated !== undefined && local) {
       yield* Console.log(`Webhooks served on ${address} (${settings.routes.map((r) => r.path).join(", ")})`)
       yield* install(operator, settings, `https://127.0.0.1:${server.address.port}`, generated.ca.cert)
     }

@@ -12,6 +12,7 @@ import { TestClock } from "effect/testing"
 import jsonpatch from "fast-json-patch"
 import { isDeepStrictEqual } from "node:util"
 import * as Admission from "../src/Admission.js"
+import * as internal from "../src/internal/admission.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as Resource from "../src/Resource.js"
 import * as WebhookServer from "../src/WebhookServer.js"
@@ -123,6 +124,33 @@ const configMap = Arbitrary.map(
     "x-unknown": unknown
   })
 )
+
+/** Values a review's copies may meet: JSON, and what a JSON round trip or `structuredClone` treats specially. */
+const oddLeaf = pick([null, 0, -0, 1.5, Number.NaN, Number.POSITIVE_INFINITY, undefined, "", "x", true, new Date(0)])
+const oddValue = (depth: number): Arbitrary.Arbitrary<unknown> =>
+  depth === 0 ? oddLeaf : Arbitrary.flatMap(pick([0, 1, 2]), (branch): Arbitrary.Arbitrary<unknown> =>
+    branch === 0
+      ? oddLeaf
+      : branch === 1
+      ? Arbitrary.array(oddValue(depth - 1), { maxLength: 3 })
+      : dictionary([...keys, "__proto__", "toJSON"], oddValue(depth - 1), 3))
+
+describe("the copies a review makes", () => {
+  it.prop(
+    "toJson is a JSON round trip and clone is structuredClone, sharing nothing with the original",
+    [oddValue(4)],
+    ([v]) => {
+      const json = internal.toJson(v)
+      assert.isTrue(isDeepStrictEqual(json, JSON.parse(JSON.stringify(v) ?? "null")))
+      const copy = internal.clone(v)
+      assert.isTrue(isDeepStrictEqual(copy, structuredClone(v)))
+      if (typeof v === "object" && v !== null) {
+        assert.notStrictEqual(json, v)
+        assert.notStrictEqual(copy, v)
+      }
+    }
+  )
+})
 
 describe("Admission.defaulter: the JSON patch", () => {
   it.effect.prop(

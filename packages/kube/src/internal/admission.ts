@@ -193,7 +193,71 @@ const allowedWith = (uid: string, warnings: ReadonlyArray<string> | void): Respo
 // ---------------------------------------------------------------------------------------------------------------
 // patches
 
-const toJson = (u: unknown): unknown => JSON.parse(JSON.stringify(u) ?? "null")
+/** What {@link copyData} answers for a value it leaves to the exact, slower copy. */
+const slow: unique symbol = Symbol("slow")
+
+/**
+ * A deep copy of plain data — strings, numbers, booleans, null, arrays, objects whose prototype is Object's (or
+ * null) — or `slow` for anything else, which the caller then copies the exact, slower way. With `json`, the copy is
+ * what a JSON round trip gives (`undefined` properties left out) and anything a round trip would change (`undefined`
+ * in an array, a number that is not finite, `toJSON`) is `slow`; without, `undefined` properties are kept, as
+ * `structuredClone` keeps them. A review's objects are plain data (the server parsed them from JSON): about 6× faster
+ * than `structuredClone` or a JSON round trip on a Deployment-sized object, which a review used to copy up to six
+ * times.
+ */
+const copyData = (u: unknown, json: boolean): unknown => {
+  switch (typeof u) {
+    case "string":
+    case "boolean":
+      return u
+    case "number":
+      return !json ? u : !Number.isFinite(u) ? slow : u === 0 ? 0 : u
+    case "undefined":
+      return json ? slow : u
+    case "object": {
+      if (u === null) return null
+      if (Array.isArray(u)) {
+        const out = new Array(u.length)
+        for (let i = 0; i < u.length; i++) {
+          const v = copyData(u[i], json)
+          if (v === slow) return slow
+          out[i] = v
+        }
+        return out
+      }
+      const proto = Object.getPrototypeOf(u)
+      if (proto !== Object.prototype && proto !== null) return slow
+      if (json && typeof (u as { toJSON?: unknown }).toJSON === "function") return slow
+      const out: Record<string, unknown> = {}
+      for (const key of Object.keys(u)) {
+        // an own "__proto__" (JSON.parse makes one) cannot be assigned as a property
+        if (key === "__proto__") return slow
+        const value = (u as Record<string, unknown>)[key]
+        if (json && value === undefined) continue
+        const v = copyData(value, json)
+        if (v === slow) return slow
+        out[key] = v
+      }
+      return out
+    }
+    default:
+      return slow
+  }
+}
+
+/** `u` as a JSON round trip leaves it (`null` for `undefined`). */
+/** @internal */
+export const toJson = (u: unknown): unknown => {
+  const copy = copyData(u, true)
+  return copy === slow ? JSON.parse(JSON.stringify(u) ?? "null") : copy
+}
+
+/** A deep copy of `u` as `structuredClone` makes it. */
+/** @internal */
+export const clone = (u: unknown): unknown => {
+  const copy = copyData(u, false)
+  return copy === slow ? structuredClone(u) : copy
+}
 
 /**
  * The RFC 6902 patch that takes `raw` (the object as received) to the object the handler made: the changes between
@@ -209,7 +273,8 @@ export const patchFor = (raw: unknown, before: unknown, after: unknown): Array<j
   const source = toJson(raw) as object
   let target: unknown
   try {
-    target = jsonpatch.applyPatch(jsonpatch.deepClone(source), changes, false, false).newDocument
+    // applied in place to a copy (`mutateDocument: false` would copy it once more)
+    target = jsonpatch.applyPatch(toJson(source), changes, false, true).newDocument
   } catch {
     // the decoded object's arrays do not line up with the raw ones: the encoded object is the target
     target = toJson(after)
@@ -319,11 +384,16 @@ export const isDenied = (u: unknown): u is Admission.Denied => Predicate.isTagge
 
 /** Decodes a copy of `raw` (decoders may fill in `apiVersion`/`kind` in place). */
 const decode = <A extends ObjectMeta.HasMetadata>(resource: Resource.Resource<A>, raw: unknown) =>
-  Effect.result(resource.decode(structuredClone(raw)))
+  Effect.result(resource.decode(clone(raw)))
 
 const encode = <A extends ObjectMeta.HasMetadata>(resource: Resource.Resource<A>, a: A) =>
   Effect.orDie(resource.encode(a))
 
+/**
+ * Answers a review with `run`. Each webhook's `run` is one generator function (`Effect.fnUntraced`) for all its
+ * reviews rather than an `Effect.gen` closure made per review: V8 (Node 24) promotes what a generator made and started
+ * per call captures (here the whole review) to the old generation, which made every scavenge copy megabytes.
+ */
 const handleWith = <A extends ObjectMeta.HasMetadata, R>(
   resource: Resource.Resource<A>,
   webhook: string,
@@ -378,8 +448,9 @@ export const defaulter = <A extends ObjectMeta.HasMetadata, R>(
   const name = options.name ?? nameOf("m", resource)
   const ops = options.operations ?? ["CREATE", "UPDATE"]
   const deny = options.undecodable !== "allow"
-  const run = (parsed: Parsed<A>): Effect.Effect<Response, Admission.Denied, R> =>
-    Effect.gen(function*() {
+  // one generator function for every review (see `handleWith`)
+  const run: (parsed: Parsed<A>) => Effect.Effect<Response, Admission.Denied, R> = Effect.fnUntraced(
+    function*(parsed: Parsed<A>) {
       const { request } = parsed
       // DELETE and CONNECT carry no object to default
       if (request.operation !== "CREATE" && request.operation !== "UPDATE") return { uid: request.uid, allowed: true }
@@ -398,7 +469,8 @@ export const defaulter = <A extends ObjectMeta.HasMetadata, R>(
         patchType: "JSONPatch",
         patch: Buffer.from(JSON.stringify(patch)).toString("base64")
       }
-    })
+    }
+  )
   const webhook = base<R>(
     "Mutating",
     resource,
@@ -425,8 +497,9 @@ export const validator = <A extends ObjectMeta.HasMetadata, R>(
   if (handlers.delete !== undefined) ops.push("DELETE")
   if (ops.length === 0) throw new TypeError("Admission.validator needs at least one of create, update, delete")
   const deny = options.undecodable !== "allow"
-  const run = (parsed: Parsed<A>): Effect.Effect<Response, Admission.Denied, R> =>
-    Effect.gen(function*() {
+  // one generator function for every review (see `handleWith`)
+  const run: (parsed: Parsed<A>) => Effect.Effect<Response, Admission.Denied, R> = Effect.fnUntraced(
+    function*(parsed: Parsed<A>) {
       const { request } = parsed
       const uid = request.uid
       const { create, delete: del, update } = handlers
@@ -462,7 +535,8 @@ export const validator = <A extends ObjectMeta.HasMetadata, R>(
         default:
           return { uid, allowed: true }
       }
-    })
+    }
+  )
   return base<R>(
     "Validating",
     resource,

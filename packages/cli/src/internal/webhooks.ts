@@ -104,6 +104,11 @@ export const layer = <E, R>(
   if (settings === undefined) return Layer.empty
   return Layer.effectDiscard(Effect.gen(function*() {
     const local = isLocal(args)
+    // registered first, not ready until the server listens: /readyz must not answer 200 while the certificate is
+    // still being made (the managed one takes a few requests)
+    const manager = yield* Manager.Manager
+    let ready: Effect.Effect<boolean> = Effect.succeed(false)
+    yield* manager.register({ name: "webhook-server", ready: Effect.suspend(() => ready), await: Effect.never })
     const host = args.mode._tag === "InCluster" ? "0.0.0.0" : "127.0.0.1"
     const port = args.webhookPort ?? (args.mode._tag === "InCluster" ? settings.port : 0)
     // Out of the cluster (`--kubeconfig`, `--context`) where the operator was never deployed (no namespace for the
@@ -131,8 +136,7 @@ export const layer = <E, R>(
       ? yield* WebhookServer.fromDirectory(settings.certificates.directory)
       : yield* CertificateManager.make(settings.certificates.options)
     const server = yield* WebhookServer.make({ routes: settings.routes, certificate, host, port })
-    const manager = yield* Manager.Manager
-    yield* manager.register({ name: "webhook-server", ready: server.ready, await: Effect.never })
+    ready = server.ready
     const address = `https://${host}:${server.address.port}`
     yield* Effect.logInfo("serving webhooks").pipe(
       Effect.annotateLogs({ address, paths: settings.routes.map((r) => r.path).join(",") })

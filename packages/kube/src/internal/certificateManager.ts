@@ -139,9 +139,16 @@ const bundleOf = (material: Material): string => material.caCerts.join("")
  */
 const validDaysUntil = (now: number, validity: number): number => (now + validity - Date.now()) / DAY
 
+/**
+ * Each CA is named apart, by the second it was made (as client-go's self-signed CAs, `<host>-ca@<unix seconds>`):
+ * after a CA renewal the bundle holds two CAs, and a serving certificate names its CA only by subject (no key
+ * identifiers). Under one name, OpenSSL (Node, curl, Python) takes the first CA of that name in the bundle and fails
+ * the signature of a certificate the other one signed — a replica still serving the old CA's certificate, or a
+ * client not yet given the new bundle, would be refused.
+ */
 const issueCa = (settings: Settings, now: number): Certificates.Certificate =>
   Certificates.issue({
-    commonName: `${settings.serviceName}.${settings.namespace}-ca`,
+    commonName: `${settings.serviceName}.${settings.namespace}-ca@${Math.floor(now / 1000)}`,
     ca: true,
     validDays: validDaysUntil(now, settings.caValidity)
   })

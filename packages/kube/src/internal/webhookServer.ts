@@ -2,6 +2,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as ByteSize from "effect/ByteSize"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -260,19 +261,48 @@ export const make = <R>(
       discard: true
     })
 
-    let served = yield* options.certificate.current
-    const problem = checkPair(served)
-    if (problem !== undefined) return yield* fail(`cannot serve the certificate: ${problem}`)
-
+    // Subscribe to `changes` before reading `current`: a source's `changes` are the certificates after the
+    // subscription (a CertificateManager's drop the one it holds then), so a renewal between a read of `current` and
+    // a later subscription would be in neither, and the old certificate served until the next renewal (past its
+    // end, for a manager). Started at once, the consumer has subscribed when the fork returns; what it receives
+    // before the server exists is what the server starts with.
+    let served: Certificates.Certificate | undefined
     let node: https.Server | undefined
-    const server = yield* NodeHttpServer.make(() => {
-      node = https.createServer({ cert: served.cert, key: served.key })
-      return node
-    }, {
-      host,
-      port,
-      gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(10)
-    }).pipe(Effect.catch((error) => fail(`cannot listen on ${host}:${port}: ${messageOf(error.cause)}`, error)))
+    const consumer = yield* options.certificate.changes.pipe(
+      Stream.runForEach((certificate) =>
+        Effect.suspend(() => {
+          if (served !== undefined && certificate.cert === served.cert && certificate.key === served.key) {
+            return Effect.void
+          }
+          const invalid = checkPair(certificate)
+          if (invalid !== undefined) return Effect.logWarning(`the new certificate is not served: ${invalid}`)
+          node?.setSecureContext({ cert: certificate.cert, key: certificate.key })
+          served = certificate
+          return Effect.void
+        })
+      ),
+      Effect.forkScoped({ startImmediately: true })
+    )
+
+    const start = Effect.gen(function*() {
+      const first = yield* options.certificate.current
+      // a change received meanwhile is at least as new as what `current` said
+      if (served === undefined) {
+        const problem = checkPair(first)
+        if (problem !== undefined) return yield* fail(`cannot serve the certificate: ${problem}`)
+        served = first
+      }
+      return yield* NodeHttpServer.make(() => {
+        node = https.createServer({ cert: served!.cert, key: served!.key })
+        return node
+      }, {
+        host,
+        port,
+        gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(10)
+      }).pipe(Effect.catch((error) => fail(`cannot listen on ${host}:${port}: ${messageOf(error.cause)}`, error)))
+    })
+    // a server that does not start stops following its certificate source
+    const server = yield* Effect.onError(start, () => Fiber.interrupt(consumer))
 
     let ready = true
     const app = Effect.gen(function*() {
@@ -287,30 +317,13 @@ export const make = <R>(
     // runs first on scope close: not ready while draining
     yield* Effect.addFinalizer(() => Effect.sync(() => (ready = false)))
 
-    yield* options.certificate.changes.pipe(
-      Stream.runForEach((certificate) =>
-        Effect.sync(() => {
-          const invalid = checkPair(certificate)
-          if (invalid !== undefined) return invalid
-          node!.setSecureContext({ cert: certificate.cert, key: certificate.key })
-          served = certificate
-          return undefined
-        }).pipe(
-          Effect.flatMap((invalid) =>
-            invalid === undefined ? Effect.void : Effect.logWarning(`the new certificate is not served: ${invalid}`)
-          )
-        )
-      ),
-      Effect.forkScoped
-    )
-
     const address = server.address
     return {
       address: NetAddress.isInetAddress(address)
         ? { host: NetAddress.formatHost(address), port: address.port }
         : { host, port },
       ready: Effect.sync(() => ready),
-      certificate: Effect.sync(() => served)
+      certificate: Effect.sync(() => served!)
     }
   })
 

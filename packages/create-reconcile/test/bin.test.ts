@@ -46,7 +46,7 @@ describe("the bin", () => {
   })
 
   const system = ["/usr/bin/node", "/usr/local/bin/node"].find((file) => fs.existsSync(file))
-  it.skipIf(system === undefined)(`writes a project on the machine's own Node (${system})`, () => {
+  it.skipIf(system === undefined)(`writes a project, and webhooks in it, on the machine's own Node (${system})`, () => {
     const dir = install()
     const version = spawnSync(system!, ["--version"], { encoding: "utf8" }).stdout.trim()
     const result = spawnSync(system!, [path.join(dir, "dist/bin.js"), path.join(tmp.dir, "old-node")], {
@@ -59,5 +59,12 @@ describe("the bin", () => {
       JSON.parse(fs.readFileSync(path.join(tmp.dir, "old-node/package.json"), "utf8")).name,
       "old-node"
     )
+    const webhook = spawnSync(
+      system!,
+      [path.join(dir, "dist/bin.js"), "webhook", "--kind", "Greeting", "--defaulting", "--validation", "--conversion"],
+      { encoding: "utf8", env: cleanEnv(), cwd: path.join(tmp.dir, "old-node") }
+    )
+    assert.strictEqual(webhook.status, 0, `node ${version}: ${webhook.stdout}${webhook.stderr}`)
+    assert.isTrue(fs.existsSync(path.join(tmp.dir, "old-node/src/greetingWebhooks.ts")))
   })
 })

@@ -1,6 +1,7 @@
 /**
- * A generated project's own tests (TestKube + TestClock, the property test, and the test of a kind added by
- * `create-reconcile api`) pass, run by vitest with `@reconcile/*` resolved to this repository's sources; with
+ * A generated project's own tests (TestKube + TestClock, the property test, the test of a kind added by
+ * `create-reconcile api`, and the `WebhookChecks` tests of the webhooks added by `create-reconcile webhook`) pass,
+ * run by vitest with `@reconcile/*` resolved to this repository's sources; with
  * `RECONCILE_TEST_CLUSTER=real` (`npm run test:envtest`) its real-control-plane tests (one file per kind, on
  * `Envtest`) pass too — what its `npm run test:envtest` runs.
  */
@@ -8,6 +9,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import * as path from "node:path"
 import { addKind, init } from "../src/internal/scaffold.js"
+import { addWebhooks } from "../src/internal/webhook.js"
 import { cleanEnv, linkToSources, node, tempDir, vitest } from "./support/project.js"
 
 const tmp = tempDir("tests")
@@ -20,14 +22,18 @@ describe("a generated project", () => {
     const project = path.join(tmp.dir, "demo")
     init({ directory: project, kind: "Policy", group: "policy.example.com" })
     addKind({ directory: project, kind: "Widget" })
+    addWebhooks({ directory: project, kind: "Policy", defaulting: true, validation: true, conversion: true })
+    addWebhooks({ directory: project, kind: "Widget", validation: true })
     linkToSources(project)
     const result = node(project, [vitest, "run", "--root", ".", "--config", "vitest.repo.config.ts"])
     assert.strictEqual(result.status, 0, result.output)
-    // the three files ran: the first kind's tests, its property test, the added kind's tests
+    // the five files ran: the first kind's tests, its property test, the added kind's tests, the webhooks' tests
     assert.match(result.output, /test\/controller\.test\.ts/)
     assert.match(result.output, /test\/property\.test\.ts/)
     assert.match(result.output, /test\/widgetController\.test\.ts/)
-    assert.match(result.output, /Test Files\s+\S*3 passed/)
+    assert.match(result.output, /test\/policyWebhooks\.test\.ts/)
+    assert.match(result.output, /test\/widgetWebhooks\.test\.ts/)
+    assert.match(result.output, /Test Files\s+\S*5 passed/)
     assert.match(result.output, /2 skipped/, "the real-control-plane files are skipped without RECONCILE_TEST_CLUSTER")
   }, 90_000)
 

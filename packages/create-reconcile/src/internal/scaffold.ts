@@ -188,7 +188,7 @@ export const markers = {
 } as const
 
 /** Inserts `lines` before the marker, indented as the marker is; `undefined` when the marker is missing. */
-const insertAt = (text: string, marker: string, lines: ReadonlyArray<string>): string | undefined => {
+export const insertAt = (text: string, marker: string, lines: ReadonlyArray<string>): string | undefined => {
   const at = text.indexOf(marker)
   if (at < 0) return undefined
   const lineStart = text.lastIndexOf("\n", at) + 1

@@ -7,7 +7,10 @@
  * controller's Layer, with the services it needs.
  *
  * `npx create-reconcile api --kind Widget` adds a kind here, at the
- * `create-reconcile api` markers.
+ * `create-reconcile api` markers; `npx create-reconcile webhook --kind
+ * __Kind__ --defaulting --validation` (or `--conversion`) adds a kind's
+ * webhooks to `webhooks`, at the `create-reconcile webhook` markers. Without
+ * any, the operator serves no webhook.
  */
 import { Operator } from "@reconcile/kube"
 import { Layer } from "effect"
@@ -28,5 +31,13 @@ export const operator = Operator.make({
   layer: Layer.mergeAll(
     __Kind__Controller.layer,
     // create-reconcile api: layers
-  )
+  ),
+  webhooks: {
+    admission: [
+      // create-reconcile webhook: admission
+    ],
+    conversion: [
+      // create-reconcile webhook: conversion
+    ]
+  }
 })

@@ -42,8 +42,7 @@ export const suites: ReadonlyArray<string> = [
   "packages/kube/test/metadataOnly.test.ts",
   // real-only: compaction, restarts, paging by etcd, kube-controller-manager's GC and namespace controller
   "packages/kube/test/RealCluster.test.ts",
-  // the API server calls our webhook server for admission (both clusters) and conversion (real-only: the embedded
-  // cluster calls no conversion webhook yet)
+  // the API server calls our webhook server for admission and conversion
   "packages/kube/test/WebhookReal.test.ts",
   "packages/kube/test/ConversionReal.test.ts",
   // an operator's webhooks: the generated manifests accepted by kube-apiserver; the main job's local wiring
@@ -51,8 +50,9 @@ export const suites: ReadonlyArray<string> = [
   "packages/cli/test/webhooks.test.ts",
   // the control plane itself: version, kubeconfig, no process left behind (scope close, SIGKILL)
   "packages/testkit/test/EnvtestReal.test.ts",
-  // admission webhooks: the same scenarios and answers as on the embedded cluster
+  // admission and conversion webhooks: the same scenarios and answers as on the embedded cluster
   "packages/testkit/test/AdmissionWebhooks.test.ts",
+  "packages/testkit/test/ConversionWebhooks.test.ts",
   // the README's controller: repairs its ConfigMap, which goes with its Greeting (the real garbage collector)
   "docs/test/readme.test.ts",
   // the webapp operator end to end through `npm start -- --real`

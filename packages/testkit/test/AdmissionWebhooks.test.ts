@@ -13,18 +13,17 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Certificates from "@reconcile/kube/Certificates"
 import * as Resource from "@reconcile/kube/Resource"
-import { Arbitrary, Context, Effect, Exit, Fiber, Layer, Schema } from "effect"
+import { Arbitrary, Effect, Exit, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import * as Https from "node:https"
 import type { AddressInfo } from "node:net"
-import { Envtest, TestApiServer, TestCluster, TestKube } from "../src/index.js"
+import { TestCluster, TestKube } from "../src/index.js"
 import { withChanges } from "../src/internal/admission.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as Kubectl from "./support/kubectl.js"
+import * as WebhookApi from "./support/webhookApi.js"
+import { Api, onRealCluster, type Reply } from "./support/webhookApi.js"
 
 type Obj = Record<string, any>
-
-const onRealCluster = process.env.RECONCILE_TEST_CLUSTER === "real"
 
 // -----------------------------------------------------------------------------------------------------------------
 // the webhook server
@@ -138,142 +137,18 @@ const behaviour = (path: string, request: Obj): { code?: number; text?: string; 
   }
 }
 
-const startWebhookServer = Effect.acquireRelease(
-  Effect.promise(() =>
-    new Promise<Https.Server>((resolve) => {
-      const server = Https.createServer({ cert: serving.cert, key: serving.key }, (req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => {
-          const path = new URL(req.url ?? "/", "https://127.0.0.1").pathname
-          const review = JSON.parse(Buffer.concat(chunks).toString("utf8"))
-          received.push({ path, request: review.request })
-          const b = behaviour(path, review.request)
-          const send = () => {
-            if (res.destroyed) return
-            if (b.text !== undefined) {
-              res.writeHead(b.code ?? 200, { "Content-Type": "text/plain" })
-              return void res.end(b.text)
-            }
-            res.writeHead(200, { "Content-Type": "application/json" })
-            res.end(JSON.stringify({
-              apiVersion: "admission.k8s.io/v1",
-              kind: "AdmissionReview",
-              response: { uid: review.request.uid, ...b.response }
-            }))
-          }
-          if (b.delay !== undefined) setTimeout(send, b.delay)
-          else send()
-        })
-      })
-      server.listen(0, "127.0.0.1", () => resolve(server))
-    })
-  ),
-  (server) =>
-    Effect.promise(() =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-    )
-)
-
-/** A port nothing listens on (bound, then closed). */
-const closedPort = Effect.promise(() =>
-  new Promise<number>((resolve) => {
-    const s = Https.createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as AddressInfo).port
-      s.close(() => resolve(port))
-    })
-  })
-)
-
-// -----------------------------------------------------------------------------------------------------------------
-// the server under test, over HTTPS (the embedded TestApiServer, or the real kube-apiserver)
-
-interface Reply {
-  readonly status: number
-  readonly body: Obj
-  readonly warnings: ReadonlyArray<string>
-}
-
-class Api extends Context.Service<Api, {
-  readonly send: (method: string, path: string, body?: unknown, contentType?: string) => Effect.Effect<Reply>
-  readonly webhookPort: number
-  readonly kubeconfigPath: string
-}>()("test/AdmissionApi") {}
-
-const warningsOf = (header: string | Array<string> | undefined): Array<string> => {
-  const text = header === undefined ? "" : Array.isArray(header) ? header.join(", ") : header
-  return [...text.matchAll(/299 - "((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string)
-}
-
-const parse = (text: string): Obj => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return { text }
+const startWebhookServer = WebhookApi.reviewServer(serving, (path, review) => {
+  received.push({ path, request: review.request })
+  const b = behaviour(path, review.request)
+  return b.text !== undefined ? b : {
+    ...(b.delay !== undefined ? { delay: b.delay } : {}),
+    json: {
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: review.request.uid, ...b.response }
+    }
   }
-}
-
-const embeddedApi = Layer.effect(
-  Api,
-  Effect.gen(function*() {
-    const server = yield* TestApiServer.TestApiServer
-    const webhook = yield* startWebhookServer
-    return {
-      webhookPort: (webhook.address() as AddressInfo).port,
-      kubeconfigPath: server.kubeconfigPath,
-      send: (method, path, body, contentType = "application/json") =>
-        Effect.promise(() =>
-          new Promise<Reply>((resolve, reject) => {
-            const text = body === undefined ? undefined : JSON.stringify(body)
-            const req = Https.request({
-              host: "127.0.0.1",
-              port: server.port,
-              method,
-              path,
-              ca: server.certificateAuthority,
-              headers: {
-                authorization: `Bearer ${server.token}`,
-                accept: "application/json",
-                ...(text !== undefined ? { "content-type": contentType } : {})
-              }
-            }, (res) => {
-              const chunks: Array<Buffer> = []
-              res.on("data", (c: Buffer) => chunks.push(c))
-              res.on("end", () =>
-                resolve({
-                  status: res.statusCode ?? 0,
-                  body: parse(Buffer.concat(chunks).toString("utf8")),
-                  warnings: warningsOf(res.headers.warning)
-                }))
-            })
-            req.on("error", reject)
-            req.end(text)
-          })
-        )
-    }
-  })
-).pipe(Layer.provide(TestApiServer.layerWithCluster()))
-
-const realApi = Layer.effect(
-  Api,
-  Effect.gen(function*() {
-    const plane = yield* Envtest.Envtest
-    const webhook = yield* startWebhookServer
-    return {
-      webhookPort: (webhook.address() as AddressInfo).port,
-      kubeconfigPath: plane.kubeconfigPath,
-      send: (method, path, body, contentType = "application/json") =>
-        Effect.map(
-          Effect.orDie(plane.request(method, path, body, { "content-type": contentType })),
-          (a) => ({ status: a.status, body: parse(a.body), warnings: warningsOf(a.headers.warning) })
-        )
-    }
-  })
-).pipe(Layer.provide(Envtest.layer({ apiServerFlags: ["--enable-aggregator-routing=true"] })), Layer.orDie)
+})
 
 // -----------------------------------------------------------------------------------------------------------------
 // scenarios
@@ -363,7 +238,7 @@ const assertStatus = (reply: Reply, expected: { code: number; reason?: string; m
 
 const timeout = onRealCluster ? 120_000 : 30_000
 
-layer(onRealCluster ? realApi : embeddedApi, { timeout, excludeTestServices: true })(
+layer(WebhookApi.layer(startWebhookServer), { timeout, excludeTestServices: true })(
   "admission webhooks over HTTPS",
   (it) => {
     it.effect("a validating webhook allows with warnings; the AdmissionReview carries the request", () =>
@@ -704,7 +579,7 @@ layer(onRealCluster ? realApi : embeddedApi, { timeout, excludeTestServices: tru
     it.effect("failurePolicy: a webhook down, slow, malformed, with the wrong uid or a 500 fails the request (Fail) or is skipped (Ignore)", () =>
       Effect.gen(function*() {
         const api = yield* Api
-        const down = yield* closedPort
+        const down = yield* WebhookApi.closedPort
         const fail = (name: string, path: string, extra: Obj = {}) => (port: number) =>
           webhook(port, "fail", name, path, {
             objectSelector: { matchLabels: { case: name.split(".")[0]! } },

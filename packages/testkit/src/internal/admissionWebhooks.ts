@@ -6,8 +6,10 @@
  * applied with kube-apiserver's errors.
  *
  * The core is synchronous; a webhook call is not. `admit` runs a write with an {@link Admission} whose chains
- * answer from the responses already received and otherwise throw {@link Pending}: the calls it names are made (on
- * the fiber, their `timeoutSeconds` on its Clock), and the write runs again from the start. Per-request values
+ * answer from the responses already received and otherwise throw `Suspended` (`suspension.ts`): the calls it names
+ * are made (on the fiber, their `timeoutSeconds` on its Clock), and the write runs again from the start. A webhook
+ * that matched another version of a custom resource than the request's (`matchPolicy: Equivalent`) is sent the
+ * objects converted to it, and its patch is converted back (`conversionWebhooks.ts`). Per-request values
  * (uid, time, generated name) are drawn through `once`, so every run of one request sees the same ones; nothing is
  * stored before the last admission point, so a suspended run leaves no trace.
  */
@@ -17,11 +19,13 @@ import { randomUUID } from "node:crypto"
 import * as ApiError from "../ApiError.js"
 import { apiVersion, type ResourceType } from "../ResourceType.js"
 import type { Admission, Attributes } from "./admission.js"
+import { converting } from "./conversionWebhooks.js"
 import { clone, isObject, type Obj } from "./json.js"
 import { fromLabelSelector, matches } from "./labelSelector.js"
 import { details, qualified } from "./statuses.js"
 import type { Core } from "./store.js"
 import { compile, toCel } from "./structural/cel.js"
+import * as Suspension from "./suspension.js"
 import { call, type Hook, type Outcome, patchError } from "./webhookCall.js"
 
 /** Who sent the request and how (what the AdmissionReview's `userInfo` and `options` carry). */
@@ -43,11 +47,6 @@ interface Call {
   readonly hook: Hook
   readonly review: Obj
   readonly uid: string
-}
-
-/** Thrown by a chain that needs responses not received yet: the write is run again once they are. */
-export class Pending {
-  constructor(readonly calls: ReadonlyArray<Call>) {}
 }
 
 // -----------------------------------------------------------------------------------------------------------------
@@ -171,11 +170,14 @@ const optionsOf = (a: Attributes, info: RequestInfo): Obj => {
   }
 }
 
-/** An object as sent for the matched version (custom resources' versions differ by apiVersion only here). */
-const shown = (obj: Obj | undefined, rt: ResourceType): Obj | null =>
-  obj === undefined ? null : { ...obj, apiVersion: apiVersion(rt) }
+/**
+ * An object as sent for the matched version: the request's own, or converted to the equivalent version the webhook
+ * matched (by the CRD's conversion webhook; relabelled when it has none).
+ */
+const shown = (core: Core, obj: Obj | undefined, a: Attributes, rt: ResourceType): Obj | null =>
+  obj === undefined ? null : rt === a.rt ? obj : core.converter.convert(a.rt, apiVersion(rt), obj)
 
-const reviewOf = (a: Attributes, rt: ResourceType, info: RequestInfo): Obj => ({
+const reviewOf = (core: Core, a: Attributes, rt: ResourceType, info: RequestInfo): Obj => ({
   apiVersion: "admission.k8s.io/v1",
   kind: "AdmissionReview",
   request: {
@@ -189,8 +191,8 @@ const reviewOf = (a: Attributes, rt: ResourceType, info: RequestInfo): Obj => ({
     ...(namespaceOf(a) !== "" ? { namespace: namespaceOf(a) } : {}),
     operation: a.operation,
     userInfo: info.user ?? defaultUser,
-    object: shown(a.object, rt),
-    oldObject: shown(a.oldObject, rt),
+    object: shown(core, a.object, a, rt),
+    oldObject: shown(core, a.oldObject, a, rt),
     dryRun: a.dryRun,
     options: optionsOf(a, info)
   }
@@ -233,6 +235,17 @@ class Session implements Admission {
     return this.values.get(key) as A
   }
 
+  /** The call of a webhook, its outcome kept for the write's next run. */
+  callOf(c: Call): Suspension.Call {
+    return {
+      key: c.key,
+      run: Effect.map(
+        call(this.core, c.hook, c.review, c.uid),
+        (outcome) => void this.outcomes.set(c.key, { uid: c.uid, outcome })
+      )
+    }
+  }
+
   /** The webhooks of a chain that are called for `a`, with the type each is called for. */
   private matching(mutating: boolean, a: Attributes): Array<readonly [Hook, ResourceType]> {
     if (exempt(a.rt)) return []
@@ -251,7 +264,7 @@ class Session implements Admission {
   private conditionsMatch(hook: Hook, rt: ResourceType, a: Attributes): boolean {
     const conditions = hook.webhook.matchConditions
     if (!Array.isArray(conditions) || conditions.length === 0) return true
-    const review = reviewOf(a, rt, this.info).request as Obj
+    const review = reviewOf(this.core, a, rt, this.info).request as Obj
     const context = {
       object: toCel(review.object, undefined),
       oldObject: toCel(review.oldObject, undefined),
@@ -293,7 +306,7 @@ class Session implements Admission {
         throw ApiError.make(400, "BadRequest", `admission webhook "${hook.webhook.name}" does not support dry run`)
       }
     }
-    const review = reviewOf(a, rt, this.info)
+    const review = reviewOf(this.core, a, rt, this.info)
     const key = `${phase}\u0000${hook.mutating}\u0000${hook.configuration}\u0000${hook.index}\u0000${
       JSON.stringify(review)
     }`
@@ -326,7 +339,7 @@ class Session implements Admission {
     const invoke = (phase: string, hook: Hook, rt: ResourceType): void => {
       const current: Attributes = { ...a, object }
       const found = this.lookup(phase, hook, rt, current)
-      if (!("_tag" in found)) throw new Pending([found])
+      if (!("_tag" in found)) throw new Suspension.Suspended([this.callOf(found)])
       const response = this.answer(hook, found)
       if (response === undefined || typeof response.patch !== "string" || response.patch === "") return
       if (object === undefined) return
@@ -337,12 +350,15 @@ class Session implements Admission {
         throw internal(e instanceof Error ? e.message : String(e))
       }
       if (!Array.isArray(operations) || operations.length === 0) return
+      // the patch is of the object as the webhook was sent it (in the version it matched), converted back after
+      const sent = rt === a.rt ? object : this.core.converter.convert(a.rt, apiVersion(rt), object)
       let patched: Obj
       try {
-        patched = jsonpatch.applyPatch(clone(object), operations as never, true, true).newDocument as Obj
+        patched = jsonpatch.applyPatch(clone(sent), operations as never, true, true).newDocument as Obj
       } catch (e) {
         throw internal(patchError(e))
       }
+      if (rt !== a.rt) patched = this.core.converter.convert(a.rt, apiVersion(a.rt), patched)
       if (JSON.stringify(patched) !== JSON.stringify(object)) {
         object = patched
         version++
@@ -382,20 +398,15 @@ class Session implements Admission {
       }
     }
     // called in parallel: all of them before any answer counts
-    if (pending.length > 0) throw new Pending(pending)
+    if (pending.length > 0) throw new Suspension.Suspended(pending.map((c) => this.callOf(c)))
     if (errors.length > 0) throw errors[0]
   }
 }
 
-const toApiError = (e: unknown): ApiError.ApiError =>
-  e instanceof ApiError.ApiError
-    ? e
-    : ApiError.make(500, "InternalError", `internal error: ${e instanceof Error ? e.message : String(e)}`)
-
 /**
  * Runs a write of `core` through admission: `write` is run with the admission session installed, again after each
- * batch of webhook calls it asked for, until it completes or fails. Without any webhook configuration stored it
- * runs once, as before.
+ * batch of webhook calls it asked for (admission's and conversion's), until it completes or fails. Without any
+ * webhook configuration stored it runs without one (its conversions still called).
  */
 export const admit = <A>(
   core: Core,
@@ -404,35 +415,20 @@ export const admit = <A>(
 ): Effect.Effect<{ readonly value: A; readonly warnings: ReadonlyArray<string> }, ApiError.ApiError> =>
   Effect.suspend(() => {
     if (!anyConfiguration(core) || core.admission !== undefined) {
-      return Effect.try({ try: () => ({ value: write(), warnings: [] }), catch: toApiError })
+      return Effect.map(converting(core, write), (value) => ({ value, warnings: [] }))
     }
     const session = new Session(core, info)
-    const run = (round: number): Effect.Effect<{ value: A; warnings: ReadonlyArray<string> }, ApiError.ApiError> =>
-      Effect.suspend(() => {
-        session.warnings = []
-        core.admission = session
-        let pending: Pending
-        try {
-          return Effect.succeed({ value: write(), warnings: session.warnings })
-        } catch (e) {
-          if (!(e instanceof Pending)) return Effect.fail(toApiError(e))
-          if (round >= 16) return Effect.fail(toApiError(new Error("admission webhooks did not settle")))
-          pending = e
-        } finally {
-          core.admission = undefined
-        }
-        return Effect.forEach(
-          pending.calls,
-          (c) =>
-            Effect.map(
-              call(core, c.hook, c.review, c.uid),
-              (outcome) => void session.outcomes.set(c.key, { uid: c.uid, outcome })
-            ),
-          { concurrency: "unbounded", discard: true }
-        ).pipe(Effect.andThen(run(round + 1)))
-      })
+    const admitted = converting(core, () => ({ value: write(), warnings: session.warnings }), (run) => {
+      session.warnings = []
+      core.admission = session
+      try {
+        return run()
+      } finally {
+        core.admission = undefined
+      }
+    })
     // warnings of webhooks reached before a refusal still go to the client
-    return Effect.mapError(run(0), (error) => withWarnings(error, session.warnings))
+    return Effect.mapError(admitted, (error) => withWarnings(error, session.warnings))
   })
 
 const warningsOf = new WeakMap<ApiError.ApiError, ReadonlyArray<string>>()

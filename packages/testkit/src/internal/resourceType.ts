@@ -202,6 +202,14 @@ const storageVersions = new WeakMap<ResourceType, string>()
 /** The version a custom resource type's objects are stored in (its CRD's `storage: true` version). */
 export const storageVersionOf = (rt: ResourceType): string | undefined => storageVersions.get(rt)
 
+const conversionWebhooks = new WeakMap<ResourceType, Obj>()
+
+/**
+ * A custom resource type's conversion webhook (its CRD's `spec.conversion.webhook`) when the strategy is `Webhook`:
+ * the same object for every version of one CRD's revision (a changed CRD gives its types a new one).
+ */
+export const conversionWebhookOf = (rt: ResourceType): Obj | undefined => conversionWebhooks.get(rt)
+
 /** The resource types a CustomResourceDefinition serves (one per served version). */
 export const fromCrd = (crd: Obj): ReadonlyArray<ResourceType> => {
   const spec = crd.spec as Obj
@@ -238,6 +246,11 @@ export const fromCrd = (crd: Obj): ReadonlyArray<ResourceType> => {
       }
     })
   if (storage !== undefined) { for (const t of types) storageVersions.set(t, storage) }
+  const conversion = spec.conversion
+  if (isObject(conversion) && conversion.strategy === "Webhook" && isObject(conversion.webhook)) {
+    const webhook = { ...conversion.webhook }
+    for (const t of types) conversionWebhooks.set(t, webhook)
+  }
   return types
 }
 

@@ -23,6 +23,7 @@ import { type FieldRequirement, matches, parse as parseLabels, type Requirement 
 import type { Change, CoreStorage, Journal } from "./persistence.js"
 import { fromCrd, type Registry, storageKey } from "./resourceType.js"
 import { badRequest, expired } from "./statuses.js"
+import { each } from "./suspension.js"
 
 /** The parameters of a list. */
 export interface ListOptions {
@@ -87,9 +88,10 @@ export interface StorageOptions {
 
 /**
  * What a reader does with the objects it gets: `copy`, they are its own (a deep copy); `view`, it only serializes
- * them and never mutates them (the HTTP handler), so a built-in kind's object may share the stored one's fields.
+ * them and never mutates them (the HTTP handler), so a built-in kind's object may share the stored one's fields;
+ * `stored`, it converts them itself (a watch of a kind converted by a webhook): a copy as stored.
  */
-export type Reading = "copy" | "view"
+export type Reading = "copy" | "view" | "stored"
 
 /** The key of an object in its storage: `namespace/name`, or `name` for cluster-scoped kinds. */
 export const objKey = (namespace: string | undefined, name: string): string =>
@@ -328,7 +330,8 @@ export class Storage {
       apiVersion: apiVersion(rt),
       kind: rt.listKind,
       metadata,
-      items: page.map(([, obj]) => this.present(rt, obj, reading))
+      // every item's conversion asked for at once when a webhook converts them
+      items: each(page, ([, obj]) => this.present(rt, obj, reading))
     }
   }
 

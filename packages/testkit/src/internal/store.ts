@@ -18,6 +18,7 @@ import * as ApiError from "../ApiError.js"
 import type { KubeObject, ManagedFieldsEntry, ObjectList, WatchEvent } from "../KubeObject.js"
 import { apiVersion, type ResourceType } from "../ResourceType.js"
 import { type Admission, type Attributes, withChanges } from "./admission.js"
+import { Converter, convertingWatch, type Runner } from "./conversionWebhooks.js"
 import * as Deletion from "./deletion.js"
 import * as Events from "./events.js"
 import { FaultState } from "./faults.js"
@@ -26,7 +27,7 @@ import * as ManagedFields from "./managedFields.js"
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
 import type { CoreStorage } from "./persistence.js"
 import * as RequestBody from "./requestBody.js"
-import { fromCrd, Registry } from "./resourceType.js"
+import { fromCrd, Registry, storageVersionOf } from "./resourceType.js"
 import { review } from "./reviews.js"
 import { badRequest, conflict, details, groupOf, notFound, qualified } from "./statuses.js"
 import { type ListOptions, objKey, type Reading, Storage, type WatchHandle, type WatchOptions } from "./storage.js"
@@ -63,21 +64,6 @@ export type PatchType = "json" | "merge" | "strategic" | "apply"
 const isCrdKind = (rt: ResourceType): boolean =>
   rt.kind === "CustomResourceDefinition" && rt.group === "apiextensions.k8s.io"
 
-/**
- * A stored object shown at the resource's version. To a reader that only views it (`Reading`), a built-in kind's
- * object (nothing pruned, defaulted or converted on read) is a shallow copy sharing the stored object's fields.
- */
-const present = (rt: ResourceType, obj: Obj, reading: Reading = "copy"): KubeObject => {
-  if (reading === "view" && rt.schema === undefined && !Events.isEventsV1(rt) && !Events.isCoreEvent(rt)) {
-    return { ...obj, apiVersion: apiVersion(rt) } as KubeObject
-  }
-  const out = clone(obj)
-  out.apiVersion = apiVersion(rt)
-  // Custom resources are pruned and defaulted on read too (a default added to the schema later shows).
-  if (rt.schema !== undefined) Structural.decode(rt, out)
-  return Events.present(rt, out) as KubeObject
-}
-
 /** The in-memory API server. */
 export class Core {
   readonly registry = new Registry()
@@ -92,6 +78,8 @@ export class Core {
    * a write): called at the mutating and validating admission points; none for the cluster's own writes.
    */
   admission: Admission | undefined = undefined
+  /** The conversions of custom resources between their versions (by their CRD's conversion webhook). */
+  readonly converter: Converter = new Converter(this)
 
   constructor(options: CoreOptions) {
     this.now = options.now
@@ -101,7 +89,7 @@ export class Core {
       registry: this.registry,
       historySize: Math.max(1, options.historySize ?? 10_000),
       journal: options.storage?.journal,
-      present
+      present: (rt, obj, reading) => this.present(rt, obj, reading)
     })
     try {
       if (options.storage !== undefined && options.storage.rv > 0) {
@@ -122,9 +110,43 @@ export class Core {
     }
   }
 
-  /** A per-request value: the same on every run of a write suspended for admission webhooks. */
+  /**
+   * A stored object shown at the resource's version: converted to it (by the CRD's conversion webhook, `Suspended`
+   * until its answer is in), custom resources pruned and defaulted for it. To a reader that only views it
+   * (`Reading`), a built-in kind's object (nothing pruned, defaulted or converted on read) is a shallow copy sharing
+   * the stored object's fields; to one that converts it itself (`stored`), a copy as stored.
+   */
+  present(rt: ResourceType, obj: Obj, reading: Reading = "copy"): KubeObject {
+    if (reading === "stored") return clone(obj) as KubeObject
+    if (reading === "view" && rt.schema === undefined && !Events.isEventsV1(rt) && !Events.isCoreEvent(rt)) {
+      return { ...obj, apiVersion: apiVersion(rt) } as KubeObject
+    }
+    const out = rt.schema === undefined ? clone(obj) : this.converter.convert(rt, apiVersion(rt), obj)
+    out.apiVersion = apiVersion(rt)
+    // Custom resources are pruned and defaulted on read too (a default added to the schema later shows).
+    if (rt.schema !== undefined) Structural.decode(rt, out)
+    return Events.present(rt, out) as KubeObject
+  }
+
+  /** A custom resource as it is stored: in its CRD's storage version (converted by its webhook, or relabelled). */
+  private storageForm(rt: ResourceType, obj: Obj): Obj {
+    const storage = storageVersionOf(rt)
+    if (storage === undefined || storage === rt.version) return obj
+    const stored = this.converter.convert(rt, `${rt.group}/${storage}`, obj)
+    // the answer is the stored object converted back: asked for now, before anything is stored
+    if (this.converter.viaWebhook(rt)) this.present(rt, stored)
+    return stored
+  }
+
+  /** A stored object in the version of the request (for the update of an object stored in another version). */
+  private inVersion(rt: ResourceType, stored: Obj): Obj {
+    return rt.schema === undefined || stored.apiVersion === apiVersion(rt) ? stored : this.present(rt, stored) as Obj
+  }
+
+  /** A per-request value: the same on every run of a write suspended for admission or conversion webhooks. */
   private once<A>(key: string, make: () => A): A {
-    return this.admission === undefined ? make() : this.admission.once(key, make)
+    if (this.admission !== undefined) return this.admission.once(key, make)
+    return this.converter.session === undefined ? make() : this.converter.session.once(key, make)
   }
 
   /** The request's time (one per request). */
@@ -141,7 +163,7 @@ export class Core {
     rt: ResourceType,
     attributes: Omit<Attributes, "rt">,
     decoded: Obj,
-    view: Obj = present(rt, decoded) as Obj
+    view: Obj = this.present(rt, decoded) as Obj
   ): Obj {
     if (this.admission === undefined || attributes.subresource === "scale") return decoded
     if (attributes.operation === "DELETE") {
@@ -151,7 +173,7 @@ export class Core {
     }
     const out = this.admission.mutate({ rt, ...attributes, object: view })
     if (out === undefined || out === view) return decoded
-    return RequestBody.decode(this.registry, rt, withChanges(present(rt, decoded) as Obj, view, out))
+    return RequestBody.decode(this.registry, rt, withChanges(this.present(rt, decoded) as Obj, view, out))
   }
 
   /**
@@ -159,7 +181,7 @@ export class Core {
    * decoding and the admission plugins before the webhooks give it (a Service without its address, no status).
    */
   private creationView(rt: ResourceType, decoded: Obj): Obj {
-    const shown = present(rt, decoded) as Obj
+    const shown = this.present(rt, decoded) as Obj
     if (rt.schema !== undefined || (rt.group === "" && rt.kind === "Service")) return shown
     const view = clone(shown)
     defaultOnCreate(rt, view)
@@ -174,7 +196,7 @@ export class Core {
     this.admission.validate({
       rt,
       ...attributes,
-      ...(object !== undefined ? { object: present(rt, object) as Obj } : {})
+      ...(object !== undefined ? { object: this.present(rt, object) as Obj } : {})
     })
   }
 
@@ -202,21 +224,40 @@ export class Core {
   }
 
   get(rt: ResourceType, namespace: string | undefined, name: string, reading: Reading = "copy"): KubeObject {
-    return present(rt, this.existing(rt, namespace, name), reading)
+    return this.present(rt, this.existing(rt, namespace, name), reading)
   }
 
   list(rt: ResourceType, namespace: string | undefined, options: ListOptions, reading: Reading = "copy"): ObjectList {
     return this.storage.list(rt, namespace, options, reading)
   }
 
+  /**
+   * A watch of `rt`: its events given to `sink`. Of a kind converted by a webhook, each event's object is converted
+   * first, in order (`run` makes the webhook calls, on the caller's fiber); `send` gives the watch an event of the
+   * caller's own (a bookmark) in its place among them.
+   */
   watch(
     rt: ResourceType,
     namespace: string | undefined,
     options: WatchOptions,
     sink: (event: WatchEvent) => void,
-    reading: Reading = "copy"
-  ): WatchHandle {
-    return this.storage.watch(rt, namespace, options, sink, reading)
+    reading: Reading = "copy",
+    run?: Runner
+  ): WatchHandle & { readonly send: (event: WatchEvent) => void } {
+    if (!this.converter.viaWebhook(rt)) {
+      const handle = this.storage.watch(rt, namespace, options, sink, reading)
+      return { open: handle.open, close: handle.close, send: sink }
+    }
+    const converting = convertingWatch(this, sink, (obj) => this.present(rt, obj, reading), run)
+    const handle = this.storage.watch(rt, namespace, options, converting.send, "stored")
+    return {
+      open: handle.open,
+      close: () => {
+        converting.close()
+        handle.close()
+      },
+      send: converting.send
+    }
   }
 
   /** A BOOKMARK event at the current resourceVersion. */
@@ -429,10 +470,12 @@ export class Core {
       oldObject: undefined,
       dryRun: options.dryRun === true
     }, obj)
-    if (options.dryRun === true) return present(rt, obj)
-    const stored = this.storage.commit(rt, "ADDED", obj, undefined)
+    // converted to the storage version even in a dry run (kube-apiserver's dry-run storage encodes it)
+    const toStore = this.storageForm(rt, obj)
+    if (options.dryRun === true) return this.present(rt, obj)
+    const stored = this.storage.commit(rt, "ADDED", toStore, undefined)
     if (isCrdKind(rt)) this.registry.setCrd(obj.spec.group, obj.spec.names.plural, fromCrd(obj))
-    const created = present(rt, stored)
+    const created = this.present(rt, stored)
     Deletion.collectIfOrphaned(this, stored)
     return created
   }
@@ -532,13 +575,15 @@ export class Core {
     dryRun = false
   ): KubeObject {
     const name = existing.metadata.name as string
+    // the stored object in the request's version: what the update is made on (`existing` stays as stored)
+    const old = this.inVersion(rt, existing)
     const attributes = this.admission === undefined ? undefined : {
       subresource,
       operation: "UPDATE" as const,
       namespace: existing.metadata.namespace as string | undefined,
       name,
       object: undefined,
-      oldObject: present(rt, existing) as Obj,
+      oldObject: this.present(rt, old) as Obj,
       dryRun
     }
     const requested = candidate
@@ -547,7 +592,7 @@ export class Core {
     if (rv !== undefined && rv !== "" && rv !== existing.metadata.resourceVersion) throw conflict(rt, name)
     let next: Obj
     if (subresource === "status") {
-      next = clone(existing)
+      next = clone(old)
       if (candidate.status === undefined) delete next.status
       else next.status = clone(candidate.status)
     } else {
@@ -564,32 +609,34 @@ export class Core {
           "generation"
         ]
       ) {
-        if (existing.metadata[f] === undefined) delete meta[f]
-        else meta[f] = existing.metadata[f]
+        if (old.metadata[f] === undefined) delete meta[f]
+        else meta[f] = old.metadata[f]
       }
       if (rt.hasStatus) {
-        if (existing.status === undefined) delete next.status
-        else next.status = clone(existing.status)
+        if (old.status === undefined) delete next.status
+        else next.status = clone(old.status)
       }
-      defaultAlways(rt, next, existing)
+      defaultAlways(rt, next, old)
     }
     delete next.metadata.resourceVersion
     delete next.metadata.managedFields
     delete next.metadata.selfLink
-    Deletion.checkNoNewFinalizers(rt, existing, next)
-    validate(rt, next, existing)
-    if (tracksGeneration(rt) && specChanged(rt, existing, next)) {
-      next.metadata.generation = (existing.metadata.generation ?? 0) + 1
+    Deletion.checkNoNewFinalizers(rt, old, next)
+    validate(rt, next, old)
+    if (tracksGeneration(rt) && specChanged(rt, old, next)) {
+      next.metadata.generation = (old.metadata.generation ?? 0) + 1
     }
-    const entries = managed(existing, requested === candidate ? next : withChanges(next, candidate, requested))
+    const entries = managed(old, requested === candidate ? next : withChanges(next, candidate, requested))
     if (entries.length > 0) next.metadata.managedFields = entries
     if (attributes !== undefined) this.validated(rt, attributes, next)
+    // compared as stored: an update that changes nothing there stores nothing (kube-apiserver compares the bytes)
+    const toStore = this.storageForm(rt, next)
     const before = { ...existing, metadata: { ...existing.metadata, resourceVersion: undefined } }
-    if (deepEqual(before, next)) return present(rt, existing)
+    if (deepEqual(before, toStore)) return this.present(rt, existing)
     // dry run: the would-be object keeps the stored resourceVersion (kube-apiserver's dry-run storage)
     if (dryRun) {
       const rv = existing.metadata.resourceVersion
-      return present(rt, { ...next, metadata: { ...next.metadata, resourceVersion: rv } })
+      return this.present(rt, { ...next, metadata: { ...next.metadata, resourceVersion: rv } })
     }
     if (
       existing.metadata.deletionTimestamp !== undefined && Deletion.finalizersOf(next).length === 0 &&
@@ -598,17 +645,17 @@ export class Core {
       // the stored object is deleted as it was (its last finalizer still in the DELETED event); the write answers
       // the written object at the last stored resourceVersion (kube-apiserver's deletion on a finalizer removal)
       Deletion.remove(this, rt, clone(existing), existing)
-      return present(rt, {
+      return this.present(rt, {
         ...next,
         metadata: { ...next.metadata, resourceVersion: existing.metadata.resourceVersion }
       })
     }
-    const stored = this.storage.commit(rt, "MODIFIED", next, existing)
+    const stored = this.storage.commit(rt, "MODIFIED", toStore, existing)
     if (isCrdKind(rt) && subresource !== "status") {
       this.registry.setCrd(next.spec.group, next.spec.names.plural, fromCrd(next))
     }
     if (rt.kind === "Namespace" && rt.group === "") Deletion.finishNamespace(this, name)
-    const written = present(rt, stored)
+    const written = this.present(rt, stored)
     Deletion.collectIfOrphaned(this, stored)
     return written
   }
@@ -637,7 +684,7 @@ export class Core {
     }
     if (type === "apply") return this.apply(rt, namespace, name, patch, options)
     const existing = this.existing(rt, namespace, name)
-    const base = present(rt, existing) as Obj
+    const base = this.present(rt, existing) as Obj
     let patched: unknown
     if (type === "json") patched = jsonPatch(base, patch)
     else if (!isObject(patch)) throw badRequest("the patch must be a JSON object")
@@ -691,7 +738,7 @@ export class Core {
     }
     const rv = body.metadata.resourceVersion
     if (rv !== undefined && rv !== "" && rv !== existing.metadata.resourceVersion) throw conflict(rt, name)
-    const live = present(rt, existing) as Obj
+    const live = this.present(rt, existing) as Obj
     const result = ManagedFields.apply(rt, live, body, manager, force, subresource, time)
     const candidate: Obj = { ...result.object, apiVersion: live.apiVersion, kind: live.kind }
     candidate.metadata = { ...candidate.metadata }
@@ -723,9 +770,11 @@ export class Core {
         dryRun: options.dryRun === true
       }
       this.mutated(rt, attributes, existing)
-      this.validated(rt, { ...attributes, oldObject: present(rt, existing) as Obj })
+      this.validated(rt, { ...attributes, oldObject: this.present(rt, existing) as Obj })
     }
+    // the answer converted before anything is deleted (the deletion changes only the metadata it keeps)
+    if (this.converter.viaWebhook(rt)) this.present(rt, existing)
     const result = Deletion.request(this, rt, existing, options)
-    return { object: present(rt, result.object), deleted: result.deleted }
+    return { object: this.present(rt, result.object), deleted: result.deleted }
   }
 }

@@ -8,6 +8,7 @@ import type { KubeObject, WatchEvent } from "../KubeObject.js"
 import type { ResourceType } from "../ResourceType.js"
 import type * as TestCluster from "../TestCluster.js"
 import * as AdmissionWebhooks from "./admissionWebhooks.js"
+import { converting } from "./conversionWebhooks.js"
 import { type OpenWatch, paceStream, type Verb, WatchPace } from "./faults.js"
 import * as Freshness from "./freshness.js"
 import type { CoreStorage } from "./persistence.js"
@@ -66,7 +67,7 @@ export const make = (
       ): Effect.Effect<A, ApiError.ApiError> =>
         Effect.flatMap(
           resolve(apiVersion, kind),
-          (rt) => Effect.andThen(guard(core, verb, rt, namespace), attempt(() => f(rt)))
+          (rt) => Effect.andThen(guard(core, verb, rt, namespace), converting(core, () => f(rt)))
         )
 
       /** A write: through the admission webhooks when the cluster has webhook configurations. */
@@ -115,6 +116,8 @@ export const make = (
             return Stream.make({ type: "ERROR", object: status as unknown as KubeObject } satisfies WatchEvent)
           }
           const clock = yield* Clock.Clock
+          // a kind converted by a webhook: its events' conversions called on this fiber's services (its Clock)
+          const runFork = Effect.runForkWith(yield* Effect.context<never>())
           const pace = new WatchPace(core.faults, rt, query.namespace)
           const hooks: OpenWatch = {
             drop: () => void Queue.offerUnsafe(queue, END),
@@ -125,13 +128,20 @@ export const make = (
           }
           const handle = yield* Effect.acquireRelease(
             attempt(() =>
-              core.watch(rt, query.namespace, {
-                labelSelector: query.labelSelector,
-                fieldSelector: query.fieldSelector,
-                resourceVersion: query.resourceVersion,
-                sendInitialEvents: query.sendInitialEvents,
-                allowWatchBookmarks: query.allowWatchBookmarks
-              }, (event) => Queue.offerUnsafe(queue, event))
+              core.watch(
+                rt,
+                query.namespace,
+                {
+                  labelSelector: query.labelSelector,
+                  fieldSelector: query.fieldSelector,
+                  resourceVersion: query.resourceVersion,
+                  sendInitialEvents: query.sendInitialEvents,
+                  allowWatchBookmarks: query.allowWatchBookmarks
+                },
+                (event) => Queue.offerUnsafe(queue, event),
+                "copy",
+                (effect) => void runFork(effect)
+              )
             ),
             (h) =>
               Effect.sync(() => {
@@ -157,7 +167,8 @@ export const make = (
               return Effect.sleep(Duration.millis(at - clock.currentTimeMillisUnsafe())).pipe(
                 Effect.andThen(Effect.sync(() => {
                   const bookmark = Freshness.bookmarkFor(core, rt, from)
-                  if (bookmark !== undefined) Queue.offerUnsafe(queue, bookmark)
+                  // after the events converted before it
+                  if (bookmark !== undefined) handle.send(bookmark)
                 })),
                 Effect.andThen(bookmarks)
               )
@@ -203,7 +214,7 @@ export const make = (
                 ? Effect.fail(ApiError.make(410, "Expired", "too old resource version: injected fault"))
                 : Effect.andThen(
                   freshList(query),
-                  attempt(() => core.list(rt, query.namespace, query))
+                  converting(core, () => core.list(rt, query.namespace, query))
                 )
             )),
         update: (object, opts) =>

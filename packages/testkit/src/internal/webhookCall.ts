@@ -9,7 +9,14 @@ import * as Effect from "effect/Effect"
 import * as Https from "node:https"
 import * as YAML from "yaml"
 import { goJsonType, isObject, type Obj } from "./json.js"
-import type { Core } from "./store.js"
+import type { Registry } from "./resourceType.js"
+import type { Storage } from "./storage.js"
+
+/** What a webhook call reads of the cluster: the Services and endpoints a `clientConfig.service` resolves to. */
+export interface Cluster {
+  readonly storage: Storage
+  readonly registry: Registry
+}
 
 /** A webhook of a configuration. */
 export interface Hook {
@@ -102,8 +109,11 @@ interface Target {
 }
 
 /** The URL of a webhook: `clientConfig.url`, or its Service's endpoint (kube-apiserver's aggregator routing). */
-const targetOf = (core: Core, hook: Hook): Target | { readonly error: string; readonly shown: string } => {
-  const config = (hook.webhook.clientConfig ?? {}) as Obj
+const targetOf = (
+  core: Cluster,
+  clientConfig: unknown
+): Target | { readonly error: string; readonly shown: string } => {
+  const config = (isObject(clientConfig) ? clientConfig : {}) as Obj
   if (typeof config.url === "string") {
     return { connect: new URL(config.url), shown: config.url, servername: undefined }
   }
@@ -176,21 +186,32 @@ const goError = (e: NodeJS.ErrnoException, url: URL): string => {
   }
 }
 
-/** POSTs one AdmissionReview; the outcome (never fails), within the webhook's `timeoutSeconds` on the Clock. */
-export const call = (core: Core, hook: Hook, review: Obj, uid: string): Effect.Effect<Outcome> => {
-  const timeoutSeconds = typeof hook.webhook.timeoutSeconds === "number" ? hook.webhook.timeoutSeconds : 10
-  const target = targetOf(core, hook)
-  const failed = (why: string): Outcome => ({
+/** The answer to one POST, or why there is none (worded as Go's client words it: `Post "…": …`). */
+export type Posted =
+  | { readonly _tag: "Response"; readonly code: number; readonly text: string }
+  | { readonly _tag: "Failed"; readonly reason: string }
+
+/**
+ * POSTs a review to a webhook's `clientConfig` (its URL, or its Service's endpoint), verified against its `caBundle`,
+ * within `timeoutSeconds` on the fiber's Clock: the answer (never fails).
+ */
+export const post = (
+  core: Cluster,
+  clientConfig: unknown,
+  timeoutSeconds: number,
+  body: string
+): Effect.Effect<Posted> => {
+  const target = targetOf(core, clientConfig)
+  const failed = (why: string): Posted => ({
     _tag: "Failed",
-    reason: `failed to call webhook: Post "${goUrl(target.shown, timeoutSeconds)}": ${why}`
+    reason: `Post "${goUrl(target.shown, timeoutSeconds)}": ${why}`
   })
   if ("error" in target) return Effect.succeed(failed(target.error))
-  const caBundle = hook.webhook.clientConfig?.caBundle
+  const caBundle = isObject(clientConfig) ? clientConfig.caBundle : undefined
   const ca = typeof caBundle === "string" && caBundle !== ""
     ? Buffer.from(caBundle, "base64").toString("utf8")
     : undefined
-  const body = JSON.stringify(review)
-  const post = Effect.callback<Outcome>((resume, signal) => {
+  const request = Effect.callback<Posted>((resume, signal) => {
     const url = new URL(goUrl(target.connect.toString(), timeoutSeconds))
     const req = Https.request(url, {
       method: "POST",
@@ -207,13 +228,11 @@ export const call = (core: Core, hook: Hook, review: Obj, uid: string): Effect.E
       res.on("data", (chunk: Buffer) => chunks.push(chunk))
       res.on("error", (e) => resume(Effect.succeed(failed(goError(e, target.connect)))))
       res.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8")
-        const code = res.statusCode ?? 0
-        if (code < 200 || code > 299) {
-          resume(Effect.succeed({ _tag: "Failed", reason: nonSuccess(code, text) }))
-        } else {
-          resume(Effect.succeed(verify(text, uid, hook.mutating)))
-        }
+        resume(Effect.succeed({
+          _tag: "Response",
+          code: res.statusCode ?? 0,
+          text: Buffer.concat(chunks).toString("utf8")
+        }))
       })
     })
     req.on("error", (e: NodeJS.ErrnoException) => {
@@ -221,18 +240,33 @@ export const call = (core: Core, hook: Hook, review: Obj, uid: string): Effect.E
     })
     req.end(body)
   })
-  return Effect.timeoutOrElse(post, {
+  return Effect.timeoutOrElse(request, {
     duration: Duration.seconds(timeoutSeconds),
     orElse: () => Effect.succeed(failed("context deadline exceeded"))
   })
 }
 
+/** POSTs one AdmissionReview; the outcome (never fails), within the webhook's `timeoutSeconds` on the Clock. */
+export const call = (core: Cluster, hook: Hook, review: Obj, uid: string): Effect.Effect<Outcome> => {
+  const timeoutSeconds = typeof hook.webhook.timeoutSeconds === "number" ? hook.webhook.timeoutSeconds : 10
+  return Effect.map(
+    post(core, hook.webhook.clientConfig, timeoutSeconds, JSON.stringify(review)),
+    (posted): Outcome => {
+      if (posted._tag === "Failed") return { _tag: "Failed", reason: `failed to call webhook: ${posted.reason}` }
+      if (posted.code < 200 || posted.code > 299) {
+        return { _tag: "Failed", reason: `failed to call webhook: ${nonSuccess(posted.code, posted.text)}` }
+      }
+      return verify(posted.text, uid, hook.mutating)
+    }
+  )
+}
+
 /** A non-2xx answer, as client-go's REST client reports it. */
-const nonSuccess = (code: number, text: string): string => {
+export const nonSuccess = (code: number, text: string): string => {
   try {
     const status = JSON.parse(text)
     if (isObject(status) && status.kind === "Status" && typeof status.message === "string") {
-      return `failed to call webhook: ${status.message}`
+      return status.message
     }
   } catch {
     // not a Status
@@ -254,5 +288,5 @@ const nonSuccess = (code: number, text: string): string => {
       JSON.stringify(trimmed === "" ? "unknown" : trimmed)
     }) has prevented the request from succeeding`
     : `the server responded with the status code ${code} but did not return more information`)
-  return `failed to call webhook: ${message}`
+  return message
 }

@@ -15,6 +15,7 @@ import * as ApiError from "../../ApiError.js"
 import type { KubeObject, ObjectList, WatchEvent } from "../../KubeObject.js"
 import type { ResourceType } from "../../ResourceType.js"
 import * as AdmissionWebhooks from "../admissionWebhooks.js"
+import { converting } from "../conversionWebhooks.js"
 import { deleteAnswer, type DeleteOptions } from "../deletion.js"
 import { type OpenWatch, paceWrites, type Verb, WatchPace } from "../faults.js"
 import * as Freshness from "../freshness.js"
@@ -278,7 +279,10 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
   ) =>
     Effect.gen(function*() {
       const q = url.searchParams
-      const timers = onClock(yield* Effect.context<never>())
+      const context = yield* Effect.context<never>()
+      const timers = onClock(context)
+      // a kind converted by a webhook: its events' conversions called on this fiber's services
+      const runFork = Effect.runForkWith(context)
       // ListOptions are decoded before the watch starts: a bad integer is a 400, not a broken stream (kube-apiserver)
       const timeout = Query.listOptions(q, true).timeoutSeconds
       yield* guard("watch", r.rt, r.namespace)
@@ -338,7 +342,9 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
       const cancels: Array<() => void> = []
       // assigned once below, but `cleanup` (defined first) may run before the watch is open
       // eslint-disable-next-line prefer-const
-      let handle: { readonly open: boolean; readonly close: () => void } | undefined
+      let handle:
+        | { readonly open: boolean; readonly close: () => void; readonly send: (event: WatchEvent) => void }
+        | undefined
       const hooks: OpenWatch = {
         drop: () => {
           cleanup()
@@ -367,15 +373,22 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
       }
       req.on("close", cleanup)
       res.on("close", cleanup)
-      handle = core.watch(r.rt, r.namespace, {
-        labelSelector: q.get("labelSelector") ?? undefined,
-        fieldSelector,
-        resourceVersion: q.get("resourceVersion") ?? undefined,
-        sendInitialEvents: bool(q.get("sendInitialEvents")),
-        allowWatchBookmarks: bool(q.get("allowWatchBookmarks"))
-      }, (event) => {
-        if (!ended) write(event)
-      }, "view")
+      handle = core.watch(
+        r.rt,
+        r.namespace,
+        {
+          labelSelector: q.get("labelSelector") ?? undefined,
+          fieldSelector,
+          resourceVersion: q.get("resourceVersion") ?? undefined,
+          sendInitialEvents: bool(q.get("sendInitialEvents")),
+          allowWatchBookmarks: bool(q.get("allowWatchBookmarks"))
+        },
+        (event) => {
+          if (!ended) write(event)
+        },
+        "view",
+        (effect) => void runFork(effect)
+      )
       if (!handle.open) return paced.end()
       if (core.faults.takeDrop()) return hooks.drop()
       core.faults.openWatches.add(hooks)
@@ -392,7 +405,8 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
         const tick = (): void => {
           if (ended) return
           const bookmark = Freshness.bookmarkFor(core, r.rt, from)
-          if (bookmark !== undefined) write(bookmark)
+          // after the events converted before it
+          if (bookmark !== undefined) handle?.send(bookmark)
           schedule()
         }
         schedule()
@@ -447,7 +461,8 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
         if (r.watchPath || bool(q.get("watch")) === true) return yield* watch(req, res, url, r)
         if (name !== undefined) {
           yield* guard("get", rt, namespace)
-          return sendJson(res, 200, render(req, url, rt, core.get(rt, namespace, name, "view")))
+          const got = yield* converting(core, () => core.get(rt, namespace, name, "view"))
+          return sendJson(res, 200, render(req, url, rt, got))
         }
         yield* guard("list", rt, namespace)
         if (core.faults.takeExpire("list")) {
@@ -467,7 +482,7 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
           yield* waitFor(core, from!, waitMs)
           if (Freshness.behind(core, from)) throw new HttpFailure(Freshness.tooLarge(from!, core))
         }
-        const list = core.list(rt, namespace, listOptions, "view")
+        const list = yield* converting(core, () => core.list(rt, namespace, listOptions, "view"))
         const accept = req.headers.accept ?? ""
         if (accept.includes("as=Table")) {
           return sendJson(

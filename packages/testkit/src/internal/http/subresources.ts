@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as YAML from "yaml"
 import * as ApiError from "../../ApiError.js"
 import type { ResourceType } from "../../ResourceType.js"
+import { converting } from "../conversionWebhooks.js"
 import type { Verb } from "../faults.js"
 import * as PodLog from "../podLog.js"
 import * as Scale from "../scale.js"
@@ -88,13 +89,18 @@ const serveScale = (
     const method = req.method ?? "GET"
     if (method === "GET") {
       yield* s.guard("get")
-      return s.send(200, Scale.getScale(core, rt, namespace, name))
+      // (a version not stored: the object is converted by the CRD's webhook first)
+      return s.send(200, yield* converting(core, () => Scale.getScale(core, rt, namespace, name)))
     }
     if (method === "PUT") {
       const { dryRun } = Query.writeOptions(q, "UpdateOptions")
       const body = yield* s.body()
       yield* s.guard("update")
-      return s.send(200, Scale.updateScale(core, rt, namespace, name, body, { fieldManager: s.fieldManager, dryRun }))
+      return s.send(
+        200,
+        yield* converting(core, () =>
+          Scale.updateScale(core, rt, namespace, name, body, { fieldManager: s.fieldManager, dryRun }))
+      )
     }
     if (method === "PATCH") {
       const type = patchTypes[(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()]
@@ -110,7 +116,8 @@ const serveScale = (
       yield* s.guard("patch")
       return s.send(
         200,
-        Scale.patchScale(core, rt, namespace, name, type, patch, { fieldManager: s.fieldManager, dryRun })
+        yield* converting(core, () =>
+          Scale.patchScale(core, rt, namespace, name, type, patch, { fieldManager: s.fieldManager, dryRun }))
       )
     }
     throw methodNotAllowed()

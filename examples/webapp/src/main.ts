@@ -1,9 +1,10 @@
 /**
  * The main job (`npm start`): the WebApp operator, run by `@reconcile/cli`'s `Main.run`.
  *
- * - By default, on an embedded API server (in memory, HTTPS on 127.0.0.1): the WebApp CRD is installed, the admission
- *   webhooks served and registered, a sample WebApp applied and every reconcile shown until Ctrl-C; the "Try it"
- *   lines show the webhooks at work with kubectl. `KUBECONFIG` alone does not change that.
+ * - By default, on an embedded API server (in memory, HTTPS on 127.0.0.1): the WebApp CRD (`v1` and `v1alpha1`) is
+ *   installed, the admission and conversion webhooks served and registered, a sample WebApp applied and every
+ *   reconcile shown until Ctrl-C; the "Try it" lines show the admission webhooks at work with kubectl (the README,
+ *   the conversion). `KUBECONFIG` alone does not change that.
  * - `--kubeconfig PATH`, `--context NAME` or `--in-cluster`: the same operator on that cluster (`--install-crds`
  *   installs the CRD first). `npm start -- --help` lists every option.
  */

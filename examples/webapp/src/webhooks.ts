@@ -12,8 +12,9 @@
  * of the wrong shape, so one only exists when the CRD changed under it, and the operator's own writes to such an app
  * (its finalizer's removal) must not be held up; the reconcile reports it (`reportUndecodable`). The operator carries
  * them (`operator.ts`): the main job serves them on every replica, and installs their configurations on the embedded
- * cluster; `reconcile manifests` writes them for a real one. Conversion webhooks are left out: the WebApp has one
- * version.
+ * cluster; `reconcile manifests` writes them for a real one. They are registered for `v1` only: a WebApp written as
+ * `v1alpha1` reaches them converted to `v1` by the conversion webhook (`conversion.ts`; kube-apiserver's
+ * `matchPolicy: Equivalent`), so it is defaulted and checked as any other.
  */
 import { Admission } from "@reconcile/kube"
 import { Effect } from "effect"

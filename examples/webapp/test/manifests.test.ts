@@ -8,17 +8,18 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Manager } from "@reconcile/core"
 import { Cache, CertificateManager, KubeClient, LeaseLeaderElection, Operator, Resource } from "@reconcile/kube"
 import { Simulators, TestApiServer, TestKube } from "@reconcile/testkit"
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Layer, Result, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { parse, parseAllDocuments } from "yaml"
+import { conversion } from "../src/conversion.js"
 import { files, objects, rules } from "../src/manifests.js"
 import { name, operator } from "../src/operator.js"
 import { registryName } from "../src/reconcile.js"
-import { WebApp, WebAppAnySpec } from "../src/WebApp.js"
+import { tagPattern, WebApp, WebAppAnySpec, WebAppV1alpha1 } from "../src/WebApp.js"
 import { checks, defaults } from "../src/webhooks.js"
 import { laxCrdPatch } from "./support/crd.js"
 
@@ -31,13 +32,21 @@ describe("config/", () => {
     }
   })
 
-  it("the CRD declares the status and scale subresources, the spec fields and the READY, REPLICAS, AGE columns", () => {
-    const manifest = parse(files()["crd.yaml"]!)
-    assert.deepStrictEqual(manifest, JSON.parse(JSON.stringify(Resource.crdManifest(WebApp))))
-    const version = manifest.spec.versions[0]
+  it("the CRD serves v1 (stored) and v1alpha1, each with its status and scale subresources, spec fields and columns", () => {
+    const { conversion: stanza, ...spec } = parse(files()["crd.yaml"]!).spec
+    const manifest = { ...parse(files()["crd.yaml"]!), spec }
+    const crds = Resource.crdManifests([WebApp, WebAppV1alpha1])
+    assert(Result.isSuccess(crds))
+    assert.deepStrictEqual(manifest, JSON.parse(JSON.stringify(crds.success[0])))
+    const [version, alpha] = manifest.spec.versions
+    assert.deepStrictEqual([version.name, version.storage, alpha.name, alpha.storage], ["v1", true, "v1alpha1", false])
     assert.deepStrictEqual(version.subresources, {
       status: {},
       scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.readyReplicas" }
+    })
+    assert.deepStrictEqual(alpha.subresources, {
+      status: {},
+      scale: { specReplicasPath: ".spec.instances", statusReplicasPath: ".status.readyReplicas" }
     })
     assert.deepStrictEqual(Object.keys(version.schema.openAPIV3Schema.properties.spec.properties).sort(), [
       "image",
@@ -52,6 +61,28 @@ describe("config/", () => {
       "Replicas",
       "Age"
     ])
+    // v1alpha1: the image in parts (the tag checked by the API server too), instances instead of replicas
+    const alphaSpec = alpha.schema.openAPIV3Schema.properties.spec
+    assert.deepStrictEqual(Object.keys(alphaSpec.properties).sort(), ["image", "instances", "port"])
+    assert.deepStrictEqual(alphaSpec.required, ["image", "port"])
+    assert.deepStrictEqual(alphaSpec.properties.image.required, ["repository"])
+    assert.strictEqual(alphaSpec.properties.image.properties.tag.pattern, tagPattern.source)
+    assert.deepStrictEqual(alpha.additionalPrinterColumns.map((c: { name: string }) => c.name), [
+      "Ready",
+      "Instances",
+      "Age"
+    ])
+    // the conversion stanza: kube-apiserver calls the operator's webhook Service (the CertificateManager injects the
+    // CA bundle, as into the webhook configurations)
+    assert.deepStrictEqual(stanza, {
+      strategy: "Webhook",
+      webhook: {
+        conversionReviewVersions: ["v1"],
+        clientConfig: {
+          service: { name: `${name}-webhook`, namespace: `${name}-system`, path: conversion.route.path, port: 443 }
+        }
+      }
+    })
   })
 
   it("one operator: Namespace, CRD, ServiceAccount, RBAC, Deployment, metrics Service and the webhooks'", () => {
@@ -255,7 +286,7 @@ describe("RBAC", () => {
     assert.strictEqual(role.metadata.namespace, `${name}-system`)
   })
 
-  it("the webhook certificate's permissions are CertificateManager.rbac's, by name: its Secret, the configurations", () => {
+  it("the webhook certificate's permissions are CertificateManager.rbac's, by name: its Secret, the configurations, the CRD", () => {
     const settings = Operator.webhookSettings(operator, `${name}-system`)!
     assert.strictEqual(settings.certificates._tag, "Managed")
     const expected = settings.certificates._tag === "Managed"
@@ -268,7 +299,7 @@ describe("RBAC", () => {
     assert.deepStrictEqual(text(named), text(expected))
     assert.deepStrictEqual(
       [...new Set(named.flatMap((r) => r.resourceNames ?? []))].sort(),
-      [`${name}-mutating`, `${name}-validating`, `${name}-webhook-tls`]
+      [`${name}-mutating`, `${name}-validating`, `${name}-webhook-tls`, "webapps.apps.reconcile.dev"]
     )
   })
 

@@ -3,6 +3,11 @@
  * driven over the real HTTPS API with the kubeconfig it prints. With
  * `RECONCILE_TEST_CLUSTER=real` (`npm run test:envtest`) the same scenario runs
  * `npm start -- --real`: the operator on a real control plane of its own.
+ *
+ * A WebApp created as `v1alpha1` goes through the conversion webhook the main job serves: it is stored as `v1`,
+ * reconciled, and reads back as written in both versions (with the client and with the README's kubectl lines).
+ * It needs a cluster that calls conversion webhooks: the real one, and the embedded one through the testkit's
+ * conversion support (without it, the object is stored unconverted and the test fails there).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Kube, KubeClient, Resource } from "@reconcile/kube"
@@ -10,9 +15,10 @@ import { Effect, Layer } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { parse } from "yaml"
 import { registryName } from "../src/reconcile.js"
 import { samples } from "../src/samples.js"
-import { WebApp } from "../src/WebApp.js"
+import { WebApp, WebAppV1alpha1 } from "../src/WebApp.js"
 import { assertTryIt, runAll } from "./support/tryIt.js"
 
 const root = path.join(import.meta.dirname, "..", "..", "..")
@@ -140,4 +146,132 @@ describe(real ? "npm start -- --real (a real control plane)" : "npm start (embed
       }),
     { timeout: real ? 120_000 : 60_000 }
   )
+
+  it.live(
+    "a WebApp created as v1alpha1 is stored as v1, reconciled, and reads back as written in both versions; " +
+      "the README's kubectl lines show it",
+    () =>
+      Effect.gen(function*() {
+        const job = yield* startMainJob
+        const client = Layer.provide(KubeClient.layer, Kube.layerFromFile(job.kubeconfig))
+        const inDefault = { namespace: "default" }
+        yield* Effect.gen(function*() {
+          // a registry with a port, a tag and instances: the Deployment runs registry:5000/app:1.2, twice
+          const written = {
+            apiVersion: WebAppV1alpha1.apiVersion,
+            kind: WebAppV1alpha1.kind,
+            metadata: { name: "from-alpha", namespace: "default", labels: { tier: "web" } },
+            spec: { image: { repository: "registry:5000/app", tag: "1.2" }, instances: 2, port: 8080 }
+          }
+          const created = yield* KubeClient.create(WebAppV1alpha1, written)
+          assert.strictEqual(created.apiVersion, WebAppV1alpha1.apiVersion)
+          assert.deepStrictEqual(created.spec, written.spec)
+          yield* eventually(
+            "the Deployment of the v1alpha1 app: 2 replicas of registry:5000/app:1.2",
+            deployed("from-alpha", 2, "registry:5000/app:1.2")
+          )
+          yield* eventually(
+            "the v1alpha1 app is Ready",
+            Effect.map(KubeClient.get(WebAppV1alpha1, "from-alpha", inDefault), (a) =>
+              a.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true)
+          )
+          // stored as v1 (what the operator reads), without the conversion's annotation: v1alpha1 loses nothing
+          const asV1 = yield* KubeClient.get(WebApp, "from-alpha", inDefault)
+          assert.strictEqual(asV1.apiVersion, WebApp.apiVersion)
+          assert.deepStrictEqual(asV1.spec, { image: "registry:5000/app:1.2", replicas: 2, port: 8080 })
+          assert.deepStrictEqual(asV1.metadata.labels, written.metadata.labels)
+          assert.isUndefined(asV1.metadata.annotations)
+          // as v1alpha1: what was written, and the status the operator wrote (as v1)
+          const asAlpha = yield* KubeClient.get(WebAppV1alpha1, "from-alpha", inDefault)
+          assert.strictEqual(asAlpha.apiVersion, WebAppV1alpha1.apiVersion)
+          assert.deepStrictEqual(asAlpha.spec, written.spec)
+          assert.deepStrictEqual(
+            { name: asAlpha.metadata.name, namespace: asAlpha.metadata.namespace, labels: asAlpha.metadata.labels },
+            written.metadata
+          )
+          assert.isUndefined(asAlpha.metadata.annotations)
+          assert.strictEqual(asAlpha.metadata.uid, asV1.metadata.uid)
+          assert.strictEqual(asAlpha.metadata.resourceVersion, asV1.metadata.resourceVersion)
+          assert.deepStrictEqual(asAlpha.status, asV1.status)
+
+          // a digest and no instances: the defaulting webhook (on v1) gives replicas 1, read back as instances 1
+          const digest = "nginx@sha256:" + "0123456789abcdef".repeat(4)
+          yield* KubeClient.create(WebAppV1alpha1, {
+            apiVersion: WebAppV1alpha1.apiVersion,
+            kind: WebAppV1alpha1.kind,
+            metadata: { name: "pinned", namespace: "default" },
+            spec: { image: { repository: digest }, port: 80 }
+          })
+          yield* eventually(
+            "the Deployment of the digest app: 1 replica of the digest",
+            deployed("pinned", 1, digest)
+          )
+          assert.deepStrictEqual((yield* KubeClient.get(WebApp, "pinned", inDefault)).spec, {
+            image: digest,
+            replicas: 1,
+            port: 80
+          })
+          assert.deepStrictEqual((yield* KubeClient.get(WebAppV1alpha1, "pinned", inDefault)).spec, {
+            image: { repository: digest },
+            instances: 1,
+            port: 80
+          })
+          // the list as v1alpha1: every app converted, the sample (written as v1) too
+          const list = yield* KubeClient.list(WebAppV1alpha1, inDefault)
+          assert.deepStrictEqual(
+            list.items.map((a) => [a.metadata.name, a.spec.image, a.spec.instances]).sort(),
+            [
+              ["from-alpha", { repository: "registry:5000/app", tag: "1.2" }, 2],
+              ["pinned", { repository: digest }, 1],
+              ["sample", { repository: "nginx", tag: "1.27" }, 2]
+            ]
+          )
+        }).pipe(Effect.provide(client))
+
+        // the README's lines (examples/webapp/README.md, "The webhooks"), with the real kubectl
+        const [create, get, alpha, v1] = yield* runAll(readmeConversionLines, job.kubeconfig)
+        const all = [create, get, alpha, v1].map((r) =>
+          `$ ${r!.line}\n${r!.stdout}${r!.stderr}`
+        ).join("\n")
+        assert.strictEqual(create!.code, 0, all)
+        assert.include(create!.stdout, "webapp.apps.reconcile.dev/hello-alpha created", all)
+        const [header] = get!.stdout.trim().split("\n").map((line) => line.trim().split(/\s{2,}/))
+        assert.deepStrictEqual(header, ["NAME", "READY", "INSTANCES", "AGE"], all)
+        const asAlpha = parse(alpha!.stdout)
+        assert.strictEqual(asAlpha.apiVersion, "apps.reconcile.dev/v1alpha1", all)
+        assert.deepStrictEqual(
+          asAlpha.spec,
+          { image: { repository: "nginx", tag: "1.27" }, instances: 1, port: 80 },
+          all
+        )
+        assert.isUndefined(asAlpha.metadata.annotations, all)
+        const asV1 = parse(v1!.stdout)
+        assert.strictEqual(asV1.apiVersion, "apps.reconcile.dev/v1", all)
+        assert.deepStrictEqual(asV1.spec, { image: "nginx:1.27", replicas: 1, port: 80 }, all)
+        assert.strictEqual(asV1.metadata.uid, asAlpha.metadata.uid, all)
+      }),
+    { timeout: real ? 120_000 : 60_000 }
+  )
 })
+
+/** Whether the Deployment `name` (in `default`) exists and runs `replicas` of `image`. */
+const deployed = (name: string, replicas: number, image: string) =>
+  KubeClient.get(Resource.Deployment, name, { namespace: "default" }).pipe(
+    Effect.map((d) => d.spec?.replicas === replicas && d.spec.template?.spec?.containers[0]?.image === image),
+    Effect.catchTag("NotFound", () => Effect.succeed(false))
+  )
+
+/** The README's conversion lines: create as v1alpha1, list as v1alpha1 (INSTANCES), read back in both versions. */
+const readmeConversionLines = [
+  `kubectl create -n default -f - <<< '${
+    JSON.stringify({
+      apiVersion: "apps.reconcile.dev/v1alpha1",
+      kind: "WebApp",
+      metadata: { name: "hello-alpha" },
+      spec: { image: { repository: "nginx", tag: "1.27" }, port: 80 }
+    })
+  }'`,
+  "kubectl get webapps.v1alpha1.apps.reconcile.dev -n default",
+  "kubectl get webapps.v1alpha1.apps.reconcile.dev hello-alpha -n default -o yaml",
+  "kubectl get webapps.v1.apps.reconcile.dev hello-alpha -n default -o yaml"
+]

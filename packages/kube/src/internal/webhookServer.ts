@@ -293,7 +293,16 @@ export const make = <R>(
         served = first
       }
       return yield* NodeHttpServer.make(() => {
-        node = https.createServer({ cert: served!.cert, key: served!.key })
+        // A request is never awaited by an API server for longer than 30 s (the longest `timeoutSeconds`): one that
+        // has not fully arrived by then (a stalled or hostile client holding a connection) is closed, not kept for
+        // node's default of 300 s.
+        node = https.createServer({
+          cert: served!.cert,
+          key: served!.key,
+          headersTimeout: 10_000,
+          requestTimeout: 30_000,
+          connectionsCheckingInterval: 5_000
+        })
         return node
       }, {
         host,

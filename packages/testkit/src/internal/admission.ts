@@ -1,9 +1,10 @@
 /**
  * The narrow interface between the synchronous core (`store.ts`) and admission that needs I/O (the admission
  * webhooks, `admissionWebhooks.ts`): the core calls it at kube-apiserver's two admission points of a write — the
- * mutating chain before the strategy validates, the validating chain after — and draws its per-request values
- * (uid, time, generated name) through `once`, so that a write suspended for a webhook call and run again from the
- * start sees, and stores, the same values its webhooks were shown.
+ * mutating chain before the strategy validates, the validating chain after. Its per-request values (uid, time,
+ * generated name) are drawn from the operation's session (`ConversionSession.once`, installed by `settle` around
+ * every run), so a write suspended for a webhook call and run again sees, and stores, the values its webhooks were
+ * shown.
  */
 import type { ResourceType } from "../ResourceType.js"
 import { clone, deepEqual, isObject, type Obj } from "./json.js"
@@ -31,8 +32,6 @@ export interface Admission {
   readonly mutate: (attributes: Attributes) => Obj | undefined
   /** The validating chain: returns when every validating webhook admitted the request. */
   readonly validate: (attributes: Attributes) => void
-  /** A per-request value: computed on the first run of the write, the same on its later runs. */
-  readonly once: <A>(key: string, make: () => A) => A
 }
 
 /**

@@ -9,9 +9,9 @@
  * answer from the responses already received and otherwise throw `Suspended` (`suspension.ts`): the calls it names
  * are made (on the fiber, their `timeoutSeconds` on its Clock), and the write runs again from the start. A webhook
  * that matched another version of a custom resource than the request's (`matchPolicy: Equivalent`) is sent the
- * objects converted to it, and its patch is converted back (`conversionWebhooks.ts`). Per-request values
- * (uid, time, generated name) are drawn through `once`, so every run of one request sees the same ones; nothing is
- * stored before the last admission point, so a suspended run leaves no trace.
+ * objects converted to it, and its patch is converted back (`conversionWebhooks.ts`). Per-request values (uid,
+ * time, generated name) come from the operation's session, so every run of one request sees the same ones; nothing
+ * is stored before the last admission point, so a suspended run leaves no trace.
  */
 import * as Effect from "effect/Effect"
 import jsonpatch from "fast-json-patch"
@@ -225,15 +225,9 @@ const denied = (hook: Hook, status: Obj | undefined): ApiError.ApiError => {
 
 class Session implements Admission {
   readonly outcomes = new Map<string, { readonly uid: string; readonly outcome: Outcome }>()
-  private readonly values = new Map<string, unknown>()
   warnings: Array<string> = []
 
   constructor(private readonly core: Core, private readonly info: RequestInfo) {}
-
-  once<A>(key: string, make: () => A): A {
-    if (!this.values.has(key)) this.values.set(key, make())
-    return this.values.get(key) as A
-  }
 
   /** The call of a webhook, its outcome kept for the write's next run. */
   callOf(c: Call): Suspension.Call {

@@ -145,7 +145,6 @@ export class Core {
 
   /** A per-request value: the same on every run of a write suspended for admission or conversion webhooks. */
   private once<A>(key: string, make: () => A): A {
-    if (this.admission !== undefined) return this.admission.once(key, make)
     return this.converter.session === undefined ? make() : this.converter.session.once(key, make)
   }
 

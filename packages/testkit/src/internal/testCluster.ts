@@ -15,17 +15,12 @@ import type { CoreStorage } from "./persistence.js"
 import * as PodLog from "./podLog.js"
 import * as Scale from "./scale.js"
 import { Core } from "./store.js"
+import { toApiError } from "./suspension.js"
 
 const cores = new WeakMap<object, Core>()
 
 /** The synchronous core behind a TestCluster service (for the HTTP server). */
 export const coreOf = (service: TestCluster.TestCluster.Service): Core => cores.get(service)!
-
-/** Converts anything thrown by the core into an ApiError (unexpected exceptions become 500s). */
-export const toApiError = (e: unknown): ApiError.ApiError =>
-  e instanceof ApiError.ApiError
-    ? e
-    : ApiError.make(500, "InternalError", `internal error: ${e instanceof Error ? e.message : String(e)}`)
 
 const attempt = <A>(f: () => A): Effect.Effect<A, ApiError.ApiError> => Effect.try({ try: f, catch: toApiError })
 

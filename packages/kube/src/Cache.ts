@@ -63,6 +63,14 @@ export interface Options {
    * @since 0.1.0
    */
   readonly namespace?: string | undefined
+  /**
+   * A label selector that every informer of a kind adds to its own (controller-runtime's `ByObject` label), or
+   * `undefined` for none. Default: when the Layer's context has a `Sharding` service, that shard's selector for the
+   * ring's kinds, so a shard caches only its own objects.
+   *
+   * @since 0.1.0
+   */
+  readonly labelSelectorOf?: ((resource: Resource.Resource<any>) => string | undefined) | undefined
 }
 
 /**

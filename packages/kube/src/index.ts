@@ -121,6 +121,11 @@ export * as RestClient from "./RestClient.js"
 /**
  * @since 0.1.0
  */
+export * as Sharding from "./Sharding.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Status from "./Status.js"
 
 /**

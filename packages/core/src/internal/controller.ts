@@ -117,9 +117,11 @@ const loop = <R, X>(params: {
     const clock = yield* Clock.Clock
     // The debug line of a successful reconcile, made once; none when the minimum level hides debug (workers run in
     // this context, so their level is this one).
-    const logSuccess = LogLevel.isGreaterThan(yield* References.MinimumLogLevel, "Debug")
-      ? undefined
-      : Effect.logDebug("Reconcile successful")
+    const debug = !LogLevel.isGreaterThan(yield* References.MinimumLogLevel, "Debug")
+    const logSuccess = debug ? Effect.logDebug("Reconcile successful") : undefined
+    // each reconcile's first line (its last is its outcome's): with the reconcileID, overlapping reconciles of one
+    // object — across replicas too, whose lines name them — can be found from the logs alone
+    const logStart = debug ? Effect.logDebug("Reconcile started") : undefined
     // effect 4's default tracer is the in-memory native tracer, whose spans nothing can observe: a reconcile runs in a
     // span only when a real tracer is installed (and tracing is enabled), so tracing costs nothing unless it is used.
     const tracer = yield* Effect.tracer
@@ -320,6 +322,7 @@ const loop = <R, X>(params: {
               mergeInherited ? { ...inherited, ...annotations } : annotations
             )
           )
+          if (logStart !== undefined) yield* logStart
           // `Effect.exit`: the outcome was handled by `decide`, the worker goes on.
           yield* Effect.exit(Effect.onExitPrimitive(reconcileOf(request, annotations), onExit))
           fiber.setContext(outer)

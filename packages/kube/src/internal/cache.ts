@@ -14,6 +14,7 @@ import type * as Watcher from "../Watcher.js"
 import * as diagnose from "./diagnose.js"
 import * as internalInformer from "./informer.js"
 import { compactObject, isMetadataOnly } from "./metadataOnly.js"
+import { Sharding } from "./shardingService.js"
 
 /** @internal */
 export const informerKey = (resource: Resource.Resource<any>, selection: Cache.Selection = {}): string =>
@@ -82,9 +83,14 @@ export const listWatch = <A extends HasMetadata>(
 /** @internal */
 export const fromClient = (options?: Cache.Options) =>
   Effect.flatMap(
-    KubeClient.KubeClient,
-    (client) =>
-      make((resource, selection) => listWatch(client, resource, selection), options, {
+    Effect.all([KubeClient.KubeClient, Effect.serviceOption(Sharding)]),
+    ([client, sharding]) =>
+      make((resource, selection) => listWatch(client, resource, selection), {
+        ...options,
+        // a shard's cache holds its own objects of the ring's kinds
+        labelSelectorOf: options?.labelSelectorOf ??
+          (sharding._tag === "Some" ? sharding.value.labelSelectorOf : undefined)
+      }, {
         get: (resource, name, namespace) => client.get(resource, name, { namespace }),
         list: (resource, namespace, labels) =>
           Effect.map(
@@ -135,9 +141,22 @@ export const make = (
     const informers = yield* SynchronizedRef.make(new Map<string, Informer.Informer<any>>())
 
     const only = options.namespace
-    /** A namespaced kind's selection in a cache restricted to one namespace (`options.namespace`) is that namespace. */
-    const restrict = (resource: Resource.Resource<any>, selection: Cache.Selection): Cache.Selection =>
-      only !== undefined && resource.scope === "Namespaced" ? { ...selection, namespace: only } : selection
+    /**
+     * A namespaced kind's selection in a cache restricted to one namespace (`options.namespace`) is that namespace;
+     * a kind with a label selector of its own (`options.labelSelectorOf`: a shard's kinds) adds it.
+     */
+    const restrict = (resource: Resource.Resource<any>, selection: Cache.Selection): Cache.Selection => {
+      const inNamespace = only !== undefined && resource.scope === "Namespaced"
+        ? { ...selection, namespace: only }
+        : selection
+      const labels = options.labelSelectorOf?.(resource)
+      if (labels === undefined) return inNamespace
+      const requested = inNamespace.labelSelector
+      return {
+        ...inNamespace,
+        labelSelector: requested === undefined || requested === "" ? labels : `${requested},${labels}`
+      }
+    }
     /** The namespace a `get`/`list` reads: the one asked for, else the cache's own for a namespaced kind. */
     const readIn = (resource: Resource.Resource<any>, namespace: string | undefined) =>
       namespace ?? (resource.scope === "Namespaced" ? only : undefined)
@@ -161,8 +180,8 @@ export const make = (
     /** The unfiltered informer that holds `namespace`'s objects of `resource`, if one runs. */
     const covering = (resource: Resource.Resource<any>, namespace: string | undefined) =>
       Effect.map(SynchronizedRef.get(informers), (map) =>
-        map.get(informerKey(resource, {})) ??
-          (namespace === undefined ? undefined : map.get(informerKey(resource, { namespace }))))
+        map.get(informerKey(resource, restrict(resource, {}))) ??
+          (namespace === undefined ? undefined : map.get(informerKey(resource, restrict(resource, { namespace })))))
 
     const missing = (resource: Resource.Resource<any>) =>
       Effect.die(new Error(`Cache: ${resource.kind} is not watched and this cache has no live reader`))

@@ -3,14 +3,17 @@ import * as Handler from "@reconcile/core/Handler"
 import type { Manager } from "@reconcile/core/Manager"
 import type { HasMetadata } from "@reconcile/core/ObjectMeta"
 import type { Predicate } from "@reconcile/core/Predicates"
+import type * as Request from "@reconcile/core/Request"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { pipeArguments } from "effect/Pipeable"
 import type * as Scope from "effect/Scope"
 import * as Cache from "../Cache.js"
 import type * as KubeController from "../KubeController.js"
 import * as Resource from "../Resource.js"
 import type * as Undecodable from "../Undecodable.js"
+import { Sharding } from "./shardingService.js"
 
 /** A handler with the priority option of a `for` / `owns` / `watches` entry, if any. */
 const prioritized = <A, E, R>(
@@ -74,7 +77,7 @@ const startConfig = <A extends HasMetadata, E, R, RW>(config: KubeController.Con
         )
       )
     }
-    const reconcile = "reconcile" in config
+    const byKey = "reconcile" in config
       ? (request: { readonly name: string; readonly namespace: string | undefined }) => {
         // By object: the current cached state; a key whose object is gone has nothing left to reconcile.
         const object = primary.store.get(request.name, request.namespace)
@@ -87,7 +90,17 @@ const startConfig = <A extends HasMetadata, E, R, RW>(config: KubeController.Con
           : (config as KubeController.ByObject<A, E, R, RW>).reconcile(undecodable)
       }
       : config.reconcileRequest
-    return yield* Controller.make({ name: config.name, watches, reconcile, options: config.options })
+    // a shard of a ring reconciles only the objects assigned to it (internal/shardGate.ts)
+    const sharding = yield* Effect.serviceOption(Sharding)
+    const gate = Option.isSome(sharding) ? sharding.value.gateOf(config.for, primary.store) : undefined
+    if (gate === undefined || Option.isNone(sharding)) {
+      return yield* Controller.make({ name: config.name, watches, reconcile: byKey, options: config.options })
+    }
+    const reconcile = (request: Request.Request) => gate(request, byKey)
+    // each reconcile's log lines name the replica, so overlapping reconciles across replicas show in the logs
+    return yield* Controller.make({ name: config.name, watches, reconcile, options: config.options }).pipe(
+      Effect.annotateLogs({ replica: sharding.value.identity })
+    )
   })
 
 /** @internal */

@@ -60,7 +60,9 @@ const validate = (options: Options) => {
 
 /** @internal */
 export const make = (
-  options: Options
+  options: Options,
+  /** Labels of the Lease when this replica creates it (a shard Lease carries its ring's). */
+  labels?: Readonly<Record<string, string>>
 ): Effect.Effect<LeaderElection.Service, LeaseLeaderElectionError, KubeClient.KubeClient | Scope.Scope> =>
   Effect.gen(function*() {
     const { jitter, leaseDuration, renewDeadline, retryPeriod } = yield* validate(options)
@@ -116,7 +118,7 @@ export const make = (
         const created = yield* client.create(Resource.Lease, {
           apiVersion: "coordination.k8s.io/v1",
           kind: "Lease",
-          metadata: { name, namespace },
+          metadata: labels === undefined ? { name, namespace } : { name, namespace, labels: { ...labels } },
           spec: record(undefined, start, false)
         })
         observe(created, yield* Clock.currentTimeMillis)

@@ -34,13 +34,22 @@ export const drainLabel = (ring: string): string => `drain.shard.reconcile.dev/$
 
 /** What the rules read of an object. */
 export interface Meta {
-  readonly uid: string
+  readonly uid?: string | undefined
   readonly labels?: Readonly<Record<string, string>> | undefined
-  readonly ownerReferences?: ReadonlyArray<{ readonly uid: string; readonly controller?: boolean | undefined }>
+  readonly ownerReferences?:
+    | ReadonlyArray<{ readonly uid: string; readonly controller?: boolean | undefined }>
+    | undefined
 }
 
 /** The key an object is placed by: its controlling owner's uid, else its own. */
-export const keyOf = (meta: Meta): string => meta.ownerReferences?.find((o) => o.controller === true)?.uid ?? meta.uid
+export const keyOf = (meta: Meta): string =>
+  meta.ownerReferences?.find((o) => o.controller === true)?.uid ?? meta.uid ?? ""
+
+/** The label of a shard Lease: the ring it is a member of. */
+export const ringLabel = "lease.shard.reconcile.dev/ring"
+
+/** The drain label's value. */
+export const draining = "true"
 
 /** The first 16 hex digits of a string's SHA-256: what the ring hashes (see the module's comment). */
 const spread = (value: string): string => createHash("sha256").update(value).digest("hex").slice(0, 16)
@@ -83,12 +92,12 @@ export type Decision =
 export const decide = (ringName: string, live: Ring, meta: Meta): Decision => {
   const target = live.place(keyOf(meta))
   const current = meta.labels?.[shardLabel(ringName)]
-  const draining = meta.labels?.[drainLabel(ringName)] !== undefined
+  const isDraining = meta.labels?.[drainLabel(ringName)] !== undefined
   if (current === undefined || !live.live.has(current)) {
     return target === undefined ? { _tag: "Keep" } : { _tag: "Assign", shard: target }
   }
   if (current === target || target === undefined) return { _tag: "Keep" }
-  return draining ? { _tag: "Keep" } : { _tag: "Drain", from: current }
+  return isDraining ? { _tag: "Keep" } : { _tag: "Drain", from: current }
 }
 
 /** Whether `shard` may reconcile the object: labelled with it, and not being drained. */

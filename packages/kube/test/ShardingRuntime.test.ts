@@ -1,0 +1,407 @@
+/**
+ * Sharding as it runs (issue 24): replicas of one operator in one process over the in-process cluster (TestKube), on
+ * the TestClock, each with its own shard Lease, Cache, Manager and controller, one of them running the sharder.
+ *
+ * Every replica talks to the cluster through its own client wrapper, which can cut it off (`partitioned`: every
+ * request fails, watches too, while the process goes on) or kill it (nothing reaches the cluster, then its scope
+ * closes: a crashed process writes nothing, not even a release). Reconciles take 300 ms of TestClock time and
+ * record themselves in one shared table, so a reconcile of one object starting while another replica's is in flight
+ * is caught the moment it happens. The pure rules are property-tested against a model in `sharding.test.ts`; here
+ * the runtime that applies them — Leases, the sharder's watches and patches, the shards' label-selected caches and
+ * their gate — is.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Manager from "@reconcile/core/Manager"
+import * as Reconcile from "@reconcile/core/Reconcile"
+import { TestKube } from "@reconcile/testkit"
+import { Clock, Context, Effect, Exit, Layer, Schema, Scope, Stream } from "effect"
+import { TestClock } from "effect/testing"
+import * as Cache from "../src/Cache.js"
+import * as KubeClient from "../src/KubeClient.js"
+import * as KubeController from "../src/KubeController.js"
+import * as KubeError from "../src/KubeError.js"
+import * as Resource from "../src/Resource.js"
+import * as Sharding from "../src/Sharding.js"
+
+const RING = "apps"
+const LEASE = 15_000
+const RENEW = 10_000
+const RECONCILE = 300
+
+const settle = TestKube.settle
+
+const refused = new KubeError.ServerError({
+  status: { kind: "Status", status: "Failure", reason: "InternalError", code: 500, message: "partitioned" }
+})
+
+interface Control {
+  cut: boolean
+}
+
+/** A replica's view of the cluster: cut off, every request (and every watch) fails. */
+const wrap = (client: KubeClient.KubeClient.Service, control: Control): KubeClient.KubeClient.Service => {
+  const gate = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | KubeError.ServerError, R> =>
+    Effect.suspend((): Effect.Effect<A, E | KubeError.ServerError, R> => control.cut ? Effect.fail(refused) : effect)
+  return {
+    ...client,
+    get: (r, n, o) => gate(client.get(r, n, o)),
+    list: (r, o) => gate(client.list(r, o)),
+    listAll: (r, o) => gate(client.listAll(r, o)),
+    create: (r, o, x) => gate(client.create(r, o, x)),
+    replace: (r, o, x) => gate(client.replace(r, o, x)),
+    patch: (r, n, p, o) => gate(client.patch(r, n, p, o)),
+    delete: (r, n, o) => gate(client.delete(r, n, o)),
+    watch: (r, o) =>
+      Stream.suspend(() =>
+        control.cut ? Stream.fail(refused) : client.watch(r, o).pipe(Stream.takeWhile(() => !control.cut))
+      )
+  }
+}
+
+/** What the replicas' reconciles saw: who reconciles what now, every overlap, and the last value each reconciled. */
+interface Ledger {
+  readonly active: Map<string, string>
+  readonly overlaps: Array<string>
+  /** object → [replica, data.v] of its last completed reconcile. */
+  readonly last: Map<string, readonly [string, string]>
+  /** replica → when its last reconcile started. */
+  readonly lastStart: Map<string, number>
+  /** object → completed reconciles. */
+  readonly counts: Map<string, number>
+  /** Every reconcile asks to be run again after this long (a replica cut off keeps reconciling what it has). */
+  requeue?: number | undefined
+}
+
+const controllerOf = (identity: string, ledger: Ledger) =>
+  KubeController.make({
+    name: "apps",
+    for: Resource.ConfigMap,
+    owns: [Resource.Secret],
+    options: { maxConcurrentReconciles: 4 },
+    reconcile: (object) =>
+      Effect.gen(function*() {
+        const name = object.metadata!.name!
+        const other = ledger.active.get(name)
+        if (other !== undefined) ledger.overlaps.push(`${name}: ${identity} started while ${other} reconciles it`)
+        ledger.active.set(name, identity)
+        ledger.lastStart.set(identity, yield* Clock.currentTimeMillis)
+        yield* Effect.sleep(RECONCILE).pipe(
+          Effect.onExit(() =>
+            Effect.sync(() => {
+              if (ledger.active.get(name) === identity) ledger.active.delete(name)
+            })
+          )
+        )
+        ledger.last.set(name, [identity, "data" in object ? object.data?.v ?? "" : ""])
+        ledger.counts.set(name, (ledger.counts.get(name) ?? 0) + 1)
+        if (ledger.requeue !== undefined) return yield* Effect.fail(Reconcile.requeueAfter(ledger.requeue))
+      })
+  })
+
+interface Replica {
+  readonly identity: string
+  readonly control: Control
+  readonly scope: Scope.Closeable
+  /** The replica's cache. */
+  readonly cache: Cache.Cache.Service
+  stopped: boolean
+}
+
+const makeWorld = Effect.gen(function*() {
+  const client = yield* KubeClient.KubeClient
+  const parent = yield* Effect.scope
+  const ledger: Ledger = { active: new Map(), overlaps: [], last: new Map(), counts: new Map(), lastStart: new Map() }
+  const replicas: Array<Replica> = []
+  let n = 0
+
+  const start = Effect.gen(function*() {
+    const identity = `shard-${++n}`
+    const control: Control = { cut: false }
+    const scope = yield* Scope.fork(parent, "sequential")
+    const controller = controllerOf(identity, ledger)
+    const layer = KubeController.layer(controller).pipe(
+      Layer.provideMerge(Manager.layer()),
+      Layer.provideMerge(Cache.layer()),
+      Layer.provideMerge(Sharding.layer({ ring: RING, identity, controllers: [controller] })),
+      Layer.provide(Layer.succeed(KubeClient.KubeClient, wrap(client, control)))
+    )
+    const context = yield* Layer.build(layer).pipe(Scope.provide(scope), Effect.orDie)
+    const replica: Replica = { identity, control, scope, cache: Context.get(context, Cache.Cache), stopped: false }
+    replicas.push(replica)
+    return replica
+  })
+  /**
+   * A graceful stop (controllers drain, the Lease is released) or a crash (nothing more is written). A graceful stop
+   * waits for reconciles in flight, which take TestClock time: the clock moves until it is over.
+   */
+  const stop = (replica: Replica, how: "leave" | "kill") =>
+    Effect.gen(function*() {
+      if (replica.stopped) return
+      replica.stopped = true
+      if (how === "kill") replica.control.cut = true
+      const fiber = yield* Effect.forkChild(Scope.close(replica.scope, Exit.void))
+      while (fiber.pollUnsafe() === undefined) yield* TestClock.adjust(50)
+    })
+  const labels = Effect.map(
+    client.list(Resource.ConfigMap, { namespace: "default" }),
+    (list) => new Map(list.items.map((cm) => [cm.metadata!.name!, cm.metadata?.labels?.[Sharding.shardLabel(RING)]]))
+  )
+  /** Every ConfigMap reconciled at its current value by the replica it is assigned to, and no drain pending. */
+  const converged = Effect.map(
+    Effect.orDie(client.list(Resource.ConfigMap, { namespace: "default" })),
+    (list) =>
+      list.items.every((cm) => {
+        const shard = cm.metadata?.labels?.[Sharding.shardLabel(RING)]
+        const last = ledger.last.get(cm.metadata!.name!)
+        return shard !== undefined && cm.metadata?.labels?.[Sharding.drainLabel(RING)] === undefined &&
+          last !== undefined && last[0] === shard && last[1] === (cm.data?.v ?? "")
+      })
+  )
+  const create = (name: string, v: string) =>
+    client.create(Resource.ConfigMap, { metadata: { name, namespace: "default" }, data: { v } })
+  const edit = (name: string, v: string) =>
+    Effect.ignore(client.patch(Resource.ConfigMap, name, { data: { v } }, { type: "merge", namespace: "default" }))
+  /**
+   * Stops every replica gracefully while moving the TestClock (a graceful stop waits for reconciles in flight, which
+   * take TestClock time); what a test ends with, before its scope closes.
+   */
+  const shutdown = Effect.forEach(replicas, (r) => stop(r, "leave"), { discard: true })
+  return { client, ledger, replicas, start, stop, labels, converged, create, edit, shutdown }
+})
+
+type World = Effect.Success<typeof makeWorld>
+
+const Env = TestKube.layerWithCluster({ retry: { times: 0 } })
+
+/** Advances the TestClock in steps until `done` holds; the time it took, or undefined after `max`. */
+const advanceUntil = (done: Effect.Effect<boolean>, step: number, max: number) =>
+  Effect.gen(function*() {
+    const start = yield* Clock.currentTimeMillis
+    for (let waited = 0; waited <= max; waited += step) {
+      yield* settle
+      if (yield* done) return (yield* Clock.currentTimeMillis) - start
+      yield* TestClock.adjust(step)
+    }
+    return undefined
+  })
+
+const converge = (world: World, max = 60_000) =>
+  Effect.gen(function*() {
+    const took = yield* advanceUntil(world.converged, 500, max)
+    assert(took !== undefined, `converged within ${max} ms: ${JSON.stringify([...(yield* world.labels)])}`)
+    return took
+  })
+
+describe("Sharding (TestKube, TestClock)", () => {
+  it.effect("rejects a ring it cannot form", () =>
+    Effect.gen(function*() {
+      const controller = controllerOf("x", {
+        active: new Map(),
+        overlaps: [],
+        last: new Map(),
+        counts: new Map(),
+        lastStart: new Map()
+      })
+      const bad: ReadonlyArray<Sharding.Options> = [
+        { ring: "Apps", controllers: [controller] },
+        { ring: "apps", controllers: [] },
+        { ring: "apps", identity: "host_1", controllers: [controller] },
+        { ring: "apps", identity: "sharder", controllers: [controller] }
+      ]
+      for (const options of bad) {
+        const error = yield* Effect.flip(Effect.scoped(Sharding.make(options)))
+        assert.strictEqual(error._tag, "ShardingError", JSON.stringify(options))
+      }
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("three replicas share the objects; children follow their owner; each shard caches only its own", () =>
+    Effect.gen(function*() {
+      const world = yield* makeWorld
+      for (let i = 0; i < 3; i++) yield* world.start
+      for (let i = 0; i < 60; i++) {
+        const cm = yield* world.create(`app-${i}`, "1")
+        yield* world.client.create(Resource.Secret, {
+          metadata: {
+            name: `app-${i}`,
+            namespace: "default",
+            ownerReferences: [{
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              name: `app-${i}`,
+              uid: cm.metadata!.uid!,
+              controller: true
+            }]
+          }
+        })
+      }
+      yield* converge(world)
+      const labels = yield* world.labels
+      const perShard = new Map<string, number>()
+      for (const shard of labels.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
+      assert.strictEqual(perShard.size, 3, `every shard has objects: ${JSON.stringify([...perShard])}`)
+      for (const count of perShard.values()) assert.isAtLeast(count, 8)
+      const secrets = yield* world.client.list(Resource.Secret, { namespace: "default" })
+      for (const secret of secrets.items) {
+        assert.strictEqual(
+          secret.metadata?.labels?.[Sharding.shardLabel(RING)],
+          labels.get(secret.metadata!.name!),
+          "a Secret is on its owner's shard"
+        )
+      }
+      // each shard's cache holds its own ConfigMaps and Secrets, and nothing else
+      for (const replica of world.replicas) {
+        for (const resource of [Resource.ConfigMap, Resource.Secret] as const) {
+          const cached = (yield* replica.cache.list(resource as Resource.Resource<any>, { namespace: "default" }))
+            .map((o: { metadata: { name: string } }) => o.metadata.name)
+          const own = [...labels].filter(([, shard]) => shard === replica.identity).map(([name]) => name)
+          assert.sameMembers(cached, own, `${replica.identity}'s ${resource.kind}s`)
+        }
+      }
+      assert.deepStrictEqual(world.ledger.overlaps, [])
+      yield* world.shutdown
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("a new replica takes its share through the drain handshake: never two reconcilers of one object", () =>
+    Effect.gen(function*() {
+      const world = yield* makeWorld
+      yield* world.start
+      yield* world.start
+      for (let i = 0; i < 40; i++) yield* world.create(`app-${i}`, "1")
+      yield* converge(world)
+      const before = yield* world.labels
+      // edits keep reconciles in flight (4 per replica) all the while the ring changes
+      yield* world.start
+      for (let round = 0; round < 30; round++) {
+        for (let i = 0; i < 40; i++) yield* world.edit(`app-${i}`, String(round))
+        yield* TestClock.adjust(100)
+        yield* settle
+      }
+      yield* converge(world)
+      const after = yield* world.labels
+      const moved = [...after].filter(([name, shard]) => before.get(name) !== shard)
+      assert.isAbove(moved.length, 5, "objects moved to the new shard")
+      assert(moved.every(([, shard]) => shard === "shard-3"), "only to the new shard (consistent hashing)")
+      assert.deepStrictEqual(world.ledger.overlaps, [])
+      yield* world.shutdown
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("a killed replica's objects are reconciled by the others once its Lease expires", () =>
+    Effect.gen(function*() {
+      const world = yield* makeWorld
+      const [a, b] = [yield* world.start, yield* world.start]
+      for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
+      yield* converge(world)
+      // the sharder's replica survives: kill the other one
+      const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
+      const victim = sharder.spec?.holderIdentity === a.identity ? b : a
+      yield* world.stop(victim, "kill")
+      const victims = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity).map(([name]) => name)
+      assert.isAbove(victims.length, 0)
+      const reconciledAt = new Map(victims.map((name) => [name, world.ledger.counts.get(name) ?? 0]))
+      // every object the killed shard held is reconciled by a survivor within the Lease duration and 5 s
+      const took = yield* advanceUntil(
+        Effect.sync(() => victims.every((name) => (world.ledger.counts.get(name) ?? 0) > reconciledAt.get(name)!)),
+        250,
+        LEASE + 5_000
+      )
+      assert(took !== undefined, "reassigned and reconciled within the Lease duration and 5 s")
+      assert.isAtLeast(took, LEASE - 2_000 - 1, "not before the Lease could have expired")
+      const labels = yield* world.labels
+      assert(![...labels.values()].includes(victim.identity), "nothing is left on the killed shard")
+      for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, "2")
+      yield* converge(world)
+      assert.deepStrictEqual(world.ledger.overlaps, [])
+      yield* world.shutdown
+    }).pipe(Effect.provide(Env)))
+
+  it.effect("a partitioned replica stops before its objects move: no overlap, then convergence", () =>
+    Effect.gen(function*() {
+      const world = yield* makeWorld
+      // every object is reconciled again each second: a replica cut off would go on reconciling what it has
+      world.ledger.requeue = 1_000
+      const [a, b] = [yield* world.start, yield* world.start]
+      for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
+      yield* converge(world)
+      const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
+      const victim = sharder.spec?.holderIdentity === a.identity ? b : a
+      victim.control.cut = true
+      const cutAt = yield* Clock.currentTimeMillis
+      for (let step = 0; step < 40; step++) {
+        for (let i = 0; i < 30; i += 7) yield* world.edit(`app-${i}`, `p${step}`)
+        yield* TestClock.adjust(500)
+        yield* settle
+      }
+      yield* converge(world)
+      assert.deepStrictEqual(world.ledger.overlaps, [])
+      assert.isAtMost(world.ledger.lastStart.get(victim.identity)!, cutAt + RENEW, "it stopped within renewDeadline")
+      const labels = yield* world.labels
+      assert(![...labels.values()].includes(victim.identity), "its objects moved to the other shard")
+      yield* world.shutdown
+    }).pipe(Effect.provide(Env)))
+})
+
+// A property over random schedules of joins, graceful leaves, kills, partitions, creates, edits and deletes.
+const Step = Schema.Union([
+  Schema.Struct({ op: Schema.Literal("join") }),
+  Schema.Struct({ op: Schema.Literal("leave"), which: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 9 })) }),
+  Schema.Struct({ op: Schema.Literal("kill"), which: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 9 })) }),
+  Schema.Struct({ op: Schema.Literal("cut"), which: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 9 })) }),
+  Schema.Struct({ op: Schema.Literal("create"), n: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 10 })) }),
+  Schema.Struct({ op: Schema.Literal("edit"), n: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 29 })) }),
+  Schema.Struct({ op: Schema.Literal("delete"), n: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 29 })) }),
+  Schema.Struct({ op: Schema.Literal("wait"), ms: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 12_000 })) })
+])
+const Schedule = Schema.Array(Step).check(Schema.isMinLength(4), Schema.isMaxLength(14))
+
+describe("Sharding property (TestKube, TestClock)", () => {
+  it.effect.prop("any schedule: never two reconcilers of one object; all converge once membership settles", [
+    Schedule
+  ], ([schedule]) =>
+    Effect.gen(function*() {
+      const world = yield* makeWorld
+      yield* world.start
+      let created = 0
+      const running = () => world.replicas.filter((r) => !r.stopped && !r.control.cut)
+      for (const step of schedule) {
+        switch (step.op) {
+          case "join":
+            if (running().length < 4) yield* world.start
+            break
+          case "leave":
+          case "kill":
+          case "cut": {
+            // one replica always stays up
+            const alive = running()
+            if (alive.length < 2) break
+            const replica = alive[step.which % alive.length]!
+            if (step.op === "cut") replica.control.cut = true
+            else yield* world.stop(replica, step.op === "leave" ? "leave" : "kill")
+            break
+          }
+          case "create":
+            for (let i = 0; i < step.n; i++) yield* world.create(`app-${created++}`, "1")
+            break
+          case "edit":
+            if (created > 0) yield* world.edit(`app-${step.n % created}`, `e${step.n}`)
+            break
+          case "delete":
+            if (created > 0) {
+              yield* Effect.ignore(
+                world.client.delete(Resource.ConfigMap, `app-${step.n % created}`, { namespace: "default" })
+              )
+            }
+            break
+          case "wait":
+            yield* TestClock.adjust(step.ms)
+            break
+        }
+        yield* settle
+      }
+      yield* converge(world, 120_000)
+      const objects = yield* world.client.list(Resource.ConfigMap, { namespace: "default" })
+      for (const cm of objects.items) assert.isAbove(world.ledger.counts.get(cm.metadata!.name!) ?? 0, 0)
+      assert.deepStrictEqual(world.ledger.overlaps, [])
+      yield* world.shutdown
+      yield* world.shutdown
+    }).pipe(Effect.provide(Env)), { timeout: 120_000, arbitrary: { runs: 40 } })
+})

@@ -122,6 +122,7 @@ const loop = <R, X>(params: {
     // each reconcile's first line (its last is its outcome's): with the reconcileID, overlapping reconciles of one
     // object — across replicas too, whose lines name them — can be found from the logs alone
     const logStart = debug ? Effect.logDebug("Reconcile started") : undefined
+    const logInterrupted = debug ? Effect.logDebug("Reconcile interrupted") : undefined
     // effect 4's default tracer is the in-memory native tracer, whose spans nothing can observe: a reconcile runs in a
     // span only when a real tracer is installed (and tracing is enabled), so tracing costs nothing unless it is used.
     const tracer = yield* Effect.tracer
@@ -269,7 +270,8 @@ const loop = <R, X>(params: {
             )
         }
       }
-      if (Cause.hasInterruptsOnly(cause)) return Effect.void
+      // interrupted (shutdown past its grace period, lost leadership): its last line, at debug like its first
+      if (Cause.hasInterruptsOnly(cause)) return logInterrupted ?? Effect.void
       // A defect: a throw or Effect.die inside the reconcile.
       record.panics(1)
       const defects = Cause.fromReasons<never>(

@@ -14,9 +14,10 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Manager from "@reconcile/core/Manager"
 import * as Reconcile from "@reconcile/core/Reconcile"
 import { TestKube } from "@reconcile/testkit"
-import { Clock, Context, Effect, Exit, Layer, Schema, Scope, Stream } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Metric, Schema, Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Cache from "../src/Cache.js"
+import * as sharder from "../src/internal/sharder.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as KubeError from "../src/KubeError.js"
@@ -282,8 +283,30 @@ describe("Sharding (TestKube, TestClock)", () => {
       assert.isAbove(moved.length, 5, "objects moved to the new shard")
       assert(moved.every(([, shard]) => shard === "shard-3"), "only to the new shard (consistent hashing)")
       assert.deepStrictEqual(world.ledger.overlaps, [])
+      // the metrics of the ring
+      const ring = { ring: RING }
+      yield* TestClock.adjust(5_000)
+      yield* settle
+      assert.strictEqual((yield* Metric.value(Metric.withAttributes(sharder.metrics.members, ring))).value, 3)
+      assert.strictEqual((yield* Metric.value(Metric.withAttributes(sharder.metrics.moves, ring))).count, moved.length)
+      assert.strictEqual(
+        (yield* Metric.value(Metric.withAttributes(sharder.metrics.releases, ring))).count,
+        moved.length,
+        "each moved object was released by its shard"
+      )
+      // the first assignments, and the second of each moved object (unassigned once its shard let it go)
+      assert.strictEqual(
+        (yield* Metric.value(Metric.withAttributes(sharder.metrics.assignment, ring))).count,
+        40 + moved.length
+      )
+      const perShard = new Map<string, number>()
+      for (const shard of after.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
+      for (const [shard, count] of perShard) {
+        const gauge = yield* Metric.value(Metric.withAttributes(sharder.metrics.objects, { ...ring, shard }))
+        assert.strictEqual(gauge.value, count, `shard_objects{shard=${shard}}`)
+      }
       yield* world.shutdown
-    }).pipe(Effect.provide(Env)))
+    }).pipe(Effect.provide(Env), Effect.provideService(Metric.MetricRegistry, new Map())))
 
   it.effect("a killed replica's objects are reconciled by the others once its Lease expires", () =>
     Effect.gen(function*() {

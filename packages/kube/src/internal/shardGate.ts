@@ -23,7 +23,8 @@ import type { Gate } from "./shardingService.js"
 
 /** What the gate counts (the sharding metrics read them). */
 export interface GateEvents {
-  readonly released: () => void
+  /** Runs once an object was let go of. */
+  readonly released: Effect.Effect<void>
 }
 
 /** The gate of one controller of a shard. */
@@ -52,8 +53,8 @@ export const make = (params: {
         const key = keyOf(request)
         held.delete(key)
         released.set(key, meta.resourceVersion)
-        events.released()
       })),
+      Effect.andThen(events.released),
       Effect.andThen(Effect.logDebug("Released to the ring")),
       Effect.catch((error) =>
         // changed meanwhile or gone: its event enqueues the key again, and the gate looks again

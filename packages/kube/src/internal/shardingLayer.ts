@@ -95,7 +95,7 @@ export const make = (
             identity,
             resource,
             store,
-            events: { released: () => Effect.runSync(Metric.update(releases, 1)) }
+            events: { released: Metric.update(releases, 1) }
           })
           : undefined
     }

@@ -12,6 +12,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Manager from "@reconcile/core/Manager"
+import * as Predicates from "@reconcile/core/Predicates"
+import type { Predicate } from "@reconcile/core/Predicates"
 import * as Reconcile from "@reconcile/core/Reconcile"
 import { TestKube } from "@reconcile/testkit"
 import { Clock, Context, Effect, Exit, Layer, Metric, Schema, Scope, Stream } from "effect"
@@ -73,10 +75,11 @@ interface Ledger {
   requeue?: number | undefined
 }
 
-const controllerOf = (identity: string, ledger: Ledger) =>
+const controllerOf = (identity: string, ledger: Ledger, forPredicates?: ReadonlyArray<Predicate<any>>) =>
   KubeController.make({
     name: "apps",
     for: Resource.ConfigMap,
+    forPredicates,
     owns: [Resource.Secret],
     options: { maxConcurrentReconciles: 4 },
     reconcile: (object) =>
@@ -108,69 +111,70 @@ interface Replica {
   stopped: boolean
 }
 
-const makeWorld = Effect.gen(function*() {
-  const client = yield* KubeClient.KubeClient
-  const parent = yield* Effect.scope
-  const ledger: Ledger = { active: new Map(), overlaps: [], last: new Map(), counts: new Map(), lastStart: new Map() }
-  const replicas: Array<Replica> = []
-  let n = 0
+const makeWorld = (forPredicates?: ReadonlyArray<Predicate<any>>) =>
+  Effect.gen(function*() {
+    const client = yield* KubeClient.KubeClient
+    const parent = yield* Effect.scope
+    const ledger: Ledger = { active: new Map(), overlaps: [], last: new Map(), counts: new Map(), lastStart: new Map() }
+    const replicas: Array<Replica> = []
+    let n = 0
 
-  const start = Effect.gen(function*() {
-    const identity = `shard-${++n}`
-    const control: Control = { cut: false }
-    const scope = yield* Scope.fork(parent, "sequential")
-    const controller = controllerOf(identity, ledger)
-    const layer = KubeController.layer(controller).pipe(
-      Layer.provideMerge(Manager.layer()),
-      Layer.provideMerge(Cache.layer()),
-      Layer.provideMerge(Sharding.layer({ ring: RING, identity, controllers: [controller] })),
-      Layer.provide(Layer.succeed(KubeClient.KubeClient, wrap(client, control)))
-    )
-    const context = yield* Layer.build(layer).pipe(Scope.provide(scope), Effect.orDie)
-    const replica: Replica = { identity, control, scope, cache: Context.get(context, Cache.Cache), stopped: false }
-    replicas.push(replica)
-    return replica
-  })
-  /**
-   * A graceful stop (controllers drain, the Lease is released) or a crash (nothing more is written). A graceful stop
-   * waits for reconciles in flight, which take TestClock time: the clock moves until it is over.
-   */
-  const stop = (replica: Replica, how: "leave" | "kill") =>
-    Effect.gen(function*() {
-      if (replica.stopped) return
-      replica.stopped = true
-      if (how === "kill") replica.control.cut = true
-      const fiber = yield* Effect.forkChild(Scope.close(replica.scope, Exit.void))
-      while (fiber.pollUnsafe() === undefined) yield* TestClock.adjust(50)
+    const start = Effect.gen(function*() {
+      const identity = `shard-${++n}`
+      const control: Control = { cut: false }
+      const scope = yield* Scope.fork(parent, "sequential")
+      const controller = controllerOf(identity, ledger, forPredicates)
+      const layer = KubeController.layer(controller).pipe(
+        Layer.provideMerge(Manager.layer()),
+        Layer.provideMerge(Cache.layer()),
+        Layer.provideMerge(Sharding.layer({ ring: RING, identity, controllers: [controller] })),
+        Layer.provide(Layer.succeed(KubeClient.KubeClient, wrap(client, control)))
+      )
+      const context = yield* Layer.build(layer).pipe(Scope.provide(scope), Effect.orDie)
+      const replica: Replica = { identity, control, scope, cache: Context.get(context, Cache.Cache), stopped: false }
+      replicas.push(replica)
+      return replica
     })
-  const labels = Effect.map(
-    client.list(Resource.ConfigMap, { namespace: "default" }),
-    (list) => new Map(list.items.map((cm) => [cm.metadata!.name!, cm.metadata?.labels?.[Sharding.shardLabel(RING)]]))
-  )
-  /** Every ConfigMap reconciled at its current value by the replica it is assigned to, and no drain pending. */
-  const converged = Effect.map(
-    Effect.orDie(client.list(Resource.ConfigMap, { namespace: "default" })),
-    (list) =>
-      list.items.every((cm) => {
-        const shard = cm.metadata?.labels?.[Sharding.shardLabel(RING)]
-        const last = ledger.last.get(cm.metadata!.name!)
-        return shard !== undefined && cm.metadata?.labels?.[Sharding.drainLabel(RING)] === undefined &&
-          last !== undefined && last[0] === shard && last[1] === (cm.data?.v ?? "")
+    /**
+     * A graceful stop (controllers drain, the Lease is released) or a crash (nothing more is written). A graceful stop
+     * waits for reconciles in flight, which take TestClock time: the clock moves until it is over.
+     */
+    const stop = (replica: Replica, how: "leave" | "kill") =>
+      Effect.gen(function*() {
+        if (replica.stopped) return
+        replica.stopped = true
+        if (how === "kill") replica.control.cut = true
+        const fiber = yield* Effect.forkChild(Scope.close(replica.scope, Exit.void))
+        while (fiber.pollUnsafe() === undefined) yield* TestClock.adjust(50)
       })
-  )
-  const create = (name: string, v: string) =>
-    client.create(Resource.ConfigMap, { metadata: { name, namespace: "default" }, data: { v } })
-  const edit = (name: string, v: string) =>
-    Effect.ignore(client.patch(Resource.ConfigMap, name, { data: { v } }, { type: "merge", namespace: "default" }))
-  /**
-   * Stops every replica gracefully while moving the TestClock (a graceful stop waits for reconciles in flight, which
-   * take TestClock time); what a test ends with, before its scope closes.
-   */
-  const shutdown = Effect.forEach(replicas, (r) => stop(r, "leave"), { discard: true })
-  return { client, ledger, replicas, start, stop, labels, converged, create, edit, shutdown }
-})
+    const labels = Effect.map(
+      client.list(Resource.ConfigMap, { namespace: "default" }),
+      (list) => new Map(list.items.map((cm) => [cm.metadata!.name!, cm.metadata?.labels?.[Sharding.shardLabel(RING)]]))
+    )
+    /** Every ConfigMap reconciled at its current value by the replica it is assigned to, and no drain pending. */
+    const converged = Effect.map(
+      Effect.orDie(client.list(Resource.ConfigMap, { namespace: "default" })),
+      (list) =>
+        list.items.every((cm) => {
+          const shard = cm.metadata?.labels?.[Sharding.shardLabel(RING)]
+          const last = ledger.last.get(cm.metadata!.name!)
+          return shard !== undefined && cm.metadata?.labels?.[Sharding.drainLabel(RING)] === undefined &&
+            last !== undefined && last[0] === shard && last[1] === (cm.data?.v ?? "")
+        })
+    )
+    const create = (name: string, v: string) =>
+      client.create(Resource.ConfigMap, { metadata: { name, namespace: "default" }, data: { v } })
+    const edit = (name: string, v: string) =>
+      Effect.ignore(client.patch(Resource.ConfigMap, name, { data: { v } }, { type: "merge", namespace: "default" }))
+    /**
+     * Stops every replica gracefully while moving the TestClock (a graceful stop waits for reconciles in flight, which
+     * take TestClock time); what a test ends with, before its scope closes.
+     */
+    const shutdown = Effect.forEach(replicas, (r) => stop(r, "leave"), { discard: true })
+    return { client, ledger, replicas, start, stop, labels, converged, create, edit, shutdown }
+  })
 
-type World = Effect.Success<typeof makeWorld>
+type World = Effect.Success<ReturnType<typeof makeWorld>>
 
 const Env = TestKube.layerWithCluster({ retry: { times: 0 } })
 
@@ -217,7 +221,7 @@ describe("Sharding (TestKube, TestClock)", () => {
 
   it.effect("three replicas share the objects; children follow their owner; each shard caches only its own", () =>
     Effect.gen(function*() {
-      const world = yield* makeWorld
+      const world = yield* makeWorld()
       for (let i = 0; i < 3; i++) yield* world.start
       for (let i = 0; i < 60; i++) {
         const cm = yield* world.create(`app-${i}`, "1")
@@ -264,7 +268,7 @@ describe("Sharding (TestKube, TestClock)", () => {
 
   it.effect("a new replica takes its share through the drain handshake: never two reconcilers of one object", () =>
     Effect.gen(function*() {
-      const world = yield* makeWorld
+      const world = yield* makeWorld()
       yield* world.start
       yield* world.start
       for (let i = 0; i < 40; i++) yield* world.create(`app-${i}`, "1")
@@ -308,9 +312,24 @@ describe("Sharding (TestKube, TestClock)", () => {
       yield* world.shutdown
     }).pipe(Effect.provide(Env), Effect.provideService(Metric.MetricRegistry, new Map())))
 
+  it.effect("a controller whose predicates drop label changes still lets a drained object go", () =>
+    Effect.gen(function*() {
+      // a ConfigMap has no generation: generationChanged drops every update, the drain label's too
+      const world = yield* makeWorld([Predicates.generationChanged])
+      yield* world.start
+      for (let i = 0; i < 20; i++) yield* world.create(`app-${i}`, "1")
+      yield* converge(world)
+      yield* world.start
+      yield* converge(world)
+      const labels = yield* world.labels
+      assert([...labels.values()].includes("shard-2"), "objects moved to the new shard")
+      assert.deepStrictEqual(world.ledger.overlaps, [])
+      yield* world.shutdown
+    }).pipe(Effect.provide(Env)))
+
   it.effect("a killed replica's objects are reconciled by the others once its Lease expires", () =>
     Effect.gen(function*() {
-      const world = yield* makeWorld
+      const world = yield* makeWorld()
       const [a, b] = [yield* world.start, yield* world.start]
       for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
       yield* converge(world)
@@ -339,7 +358,7 @@ describe("Sharding (TestKube, TestClock)", () => {
 
   it.effect("a partitioned replica stops before its objects move: no overlap, then convergence", () =>
     Effect.gen(function*() {
-      const world = yield* makeWorld
+      const world = yield* makeWorld()
       // every object is reconciled again each second: a replica cut off would go on reconciling what it has
       world.ledger.requeue = 1_000
       const [a, b] = [yield* world.start, yield* world.start]
@@ -381,7 +400,7 @@ describe("Sharding property (TestKube, TestClock)", () => {
     Schedule
   ], ([schedule]) =>
     Effect.gen(function*() {
-      const world = yield* makeWorld
+      const world = yield* makeWorld()
       yield* world.start
       let created = 0
       const running = () => world.replicas.filter((r) => !r.stopped && !r.control.cut)

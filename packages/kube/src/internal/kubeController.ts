@@ -13,6 +13,7 @@ import * as Cache from "../Cache.js"
 import type * as KubeController from "../KubeController.js"
 import * as Resource from "../Resource.js"
 import type * as Undecodable from "../Undecodable.js"
+import { drainLabel } from "./sharding.js"
 import { Sharding } from "./shardingService.js"
 
 /** A handler with the priority option of a `for` / `owns` / `watches` entry, if any. */
@@ -25,10 +26,24 @@ const prioritized = <A, E, R>(
 const numeric = (priority: number | Handler.Priority<any> | undefined): number | undefined =>
   typeof priority === "number" ? priority : undefined
 
+/** The predicates of a source: its own, then the event filter; an event `bypass` accepts passes whatever they say. */
 const withFilter = <A extends HasMetadata>(
   predicates: ReadonlyArray<Predicate<A>> | undefined,
-  filter: Predicate<HasMetadata> | undefined
-): ReadonlyArray<Predicate<A>> => [...(predicates ?? []), ...(filter === undefined ? [] : [filter])]
+  filter: Predicate<HasMetadata> | undefined,
+  bypass?: Predicate<HasMetadata> | undefined
+): ReadonlyArray<Predicate<A>> => {
+  const all = [...(predicates ?? []), ...(filter === undefined ? [] : [filter])]
+  if (bypass === undefined || all.length === 0) return all
+  return [(event) => bypass(event) || all.every((p) => p(event))]
+}
+
+/** An update that adds the ring's drain label: the shard must see it to let the object go. */
+const drainRequested = (ring: string): Predicate<HasMetadata> => {
+  const label = drainLabel(ring)
+  return (event) =>
+    event._tag === "Update" && event.object.metadata?.labels?.[label] !== undefined &&
+    event.old.metadata?.labels?.[label] === undefined
+}
 
 /** An `owns` entry with options (not a bare `Resource`). */
 const isOwns = (
@@ -40,13 +55,18 @@ const startConfig = <A extends HasMetadata, E, R, RW>(config: KubeController.Con
   Effect.gen(function*() {
     const cache = yield* Cache.Cache
     const primary = yield* cache.informer(config.for, config.selection)
+    // a shard of a ring reconciles only the objects assigned to it (internal/shardGate.ts)
+    const sharding = yield* Effect.serviceOption(Sharding)
+    const gate = Option.isSome(sharding) ? sharding.value.gateOf(config.for, primary.store) : undefined
+    // a shard must see the drain request of its objects, whatever the predicates drop: it answers it
+    const drained = gate !== undefined && Option.isSome(sharding) ? drainRequested(sharding.value.ring) : undefined
     // Objects that stop decoding enqueue their key too: `forPredicates` read `A`, so only the event filter applies.
-    const undecodableFilter = withFilter<Undecodable.Undecodable>(undefined, config.eventFilter)
+    const undecodableFilter = withFilter<Undecodable.Undecodable>(undefined, config.eventFilter, drained)
     const watches: Array<Controller.Watch<E, RW>> = [
       Controller.watch(
         primary.source,
         prioritized(Handler.forObject<A>, config.forPriority),
-        ...withFilter(config.forPredicates, config.eventFilter)
+        ...withFilter(config.forPredicates, config.eventFilter, drained)
       ),
       Controller.watch(
         primary.undecodable,
@@ -90,9 +110,6 @@ const startConfig = <A extends HasMetadata, E, R, RW>(config: KubeController.Con
           : (config as KubeController.ByObject<A, E, R, RW>).reconcile(undecodable)
       }
       : config.reconcileRequest
-    // a shard of a ring reconciles only the objects assigned to it (internal/shardGate.ts)
-    const sharding = yield* Effect.serviceOption(Sharding)
-    const gate = Option.isSome(sharding) ? sharding.value.gateOf(config.for, primary.store) : undefined
     if (gate === undefined || Option.isNone(sharding)) {
       return yield* Controller.make({ name: config.name, watches, reconcile: byKey, options: config.options })
     }

@@ -33,6 +33,8 @@ export interface Selection {
   readonly namespace?: string | undefined
   readonly labelSelector?: string | undefined
   readonly fieldSelector?: string | undefined
+  /** A range of the hash space, where the server supports it (see `KubeClient.ListOptions.shardSelector`). */
+  readonly shardSelector?: string | undefined
 }
 
 /**

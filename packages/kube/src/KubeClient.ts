@@ -145,6 +145,12 @@ export interface ListOptions {
   readonly labelSelector?: string | undefined
   /** `metadata.name=x`, `metadata.namespace!=kube-system`. */
   readonly fieldSelector?: string | undefined
+  /**
+   * A range of the hash space (`shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')`, joined
+   * by `||`): Kubernetes ≥ 1.36 with the `ShardedListAndWatch` feature gate; other servers ignore it (see
+   * {@link ObjectList}'s `shardSelector`).
+   */
+  readonly shardSelector?: string | undefined
   /** Page size (`listAll`: default 500). */
   readonly limit?: number | undefined
   /** The `continue` token of the previous page. */
@@ -166,6 +172,8 @@ export interface ObjectList<A> {
   /** The token of the next page, if any. */
   readonly continue: string | undefined
   readonly remainingItemCount: number | undefined
+  /** The shard selector the server applied (`metadata.shardInfo.selector`); `undefined` when it applied none. */
+  readonly shardSelector?: string | undefined
   /** Items that did not decode (skipped). */
   readonly undecodable: ReadonlyArray<KubeError.Decode>
 }
@@ -254,6 +262,8 @@ export interface WatchOptions {
   readonly namespace?: string | undefined
   readonly labelSelector?: string | undefined
   readonly fieldSelector?: string | undefined
+  /** A range of the hash space, as for lists (`ListOptions.shardSelector`). */
+  readonly shardSelector?: string | undefined
   /** Start after this version (history replay); without one, `ADDED` events for every existing object first. */
   readonly resourceVersion?: string | undefined
   /** Ask for `BOOKMARK` events (the resourceVersion moves on without changes). */

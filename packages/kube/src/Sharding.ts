@@ -82,6 +82,13 @@ export interface Options {
    * random suffix, new at each start).
    */
   readonly identity?: string | undefined
+  /**
+   * How objects are assigned (default `auto`): `labels`, the sharder writes an assignment label on each object;
+   * `server`, each shard lists and watches its ranges of the hash space with the API server's `shardSelector`
+   * (Kubernetes ≥ 1.36 with the `ShardedListAndWatch` feature gate) and no object is written; `auto`, `server` when
+   * the API server answers a `shardSelector`, else `labels` (decided at start, logged once).
+   */
+  readonly mode?: "auto" | "labels" | "server" | undefined
   /** The sharder assigns only objects of this namespace (a `Cache` restricted to one namespace); default: all. */
   readonly objectNamespace?: string | undefined
   /** How long a shard stays in the ring after its last renewal the sharder observed (default 15 s). */

@@ -19,6 +19,7 @@ import { TestKube } from "@reconcile/testkit"
 import { Clock, Context, Effect, Exit, Layer, Metric, Schema, Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Cache from "../src/Cache.js"
+import * as buckets from "../src/internal/shardBuckets.js"
 import * as sharder from "../src/internal/sharder.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
@@ -108,10 +109,15 @@ interface Replica {
   readonly scope: Scope.Closeable
   /** The replica's cache. */
   readonly cache: Cache.Cache.Service
+  /** The replica's shard. */
+  readonly sharding: Sharding.Sharding.Service
   stopped: boolean
 }
 
-const makeWorld = (forPredicates?: ReadonlyArray<Predicate<any>>) =>
+/** How the ring is sharded: by labels, or by the server's `shardSelector` (its feature gate on). */
+type Mode = "labels" | "server"
+
+const makeWorld = (mode: Mode, forPredicates?: ReadonlyArray<Predicate<any>>) =>
   Effect.gen(function*() {
     const client = yield* KubeClient.KubeClient
     const parent = yield* Effect.scope
@@ -131,7 +137,15 @@ const makeWorld = (forPredicates?: ReadonlyArray<Predicate<any>>) =>
         Layer.provide(Layer.succeed(KubeClient.KubeClient, wrap(client, control)))
       )
       const context = yield* Layer.build(layer).pipe(Scope.provide(scope), Effect.orDie)
-      const replica: Replica = { identity, control, scope, cache: Context.get(context, Cache.Cache), stopped: false }
+      const replica: Replica = {
+        identity,
+        control,
+        scope,
+        cache: Context.get(context, Cache.Cache),
+        sharding: Context.get(context, Sharding.Sharding),
+        stopped: false
+      }
+      assert.strictEqual(replica.sharding.mode, mode, "the mode chosen from what the server answers")
       replicas.push(replica)
       return replica
     })
@@ -147,21 +161,41 @@ const makeWorld = (forPredicates?: ReadonlyArray<Predicate<any>>) =>
         const fiber = yield* Effect.forkChild(Scope.close(replica.scope, Exit.void))
         while (fiber.pollUnsafe() === undefined) yield* TestClock.adjust(50)
       })
-    const labels = Effect.map(
-      client.list(Resource.ConfigMap, { namespace: "default" }),
-      (list) => new Map(list.items.map((cm) => [cm.metadata!.name!, cm.metadata?.labels?.[Sharding.shardLabel(RING)]]))
+    /** The sharder's table (server mode), as its Lease publishes it. */
+    const table = Effect.map(
+      Effect.orDie(KubeError.ignoreNotFound(client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" }))),
+      (lease) =>
+        lease._tag === "None"
+          ? undefined
+          : buckets.decodeTable(lease.value.metadata?.annotations?.[buckets.tableAnnotation])
     )
-    /** Every ConfigMap reconciled at its current value by the replica it is assigned to, and no drain pending. */
-    const converged = Effect.map(
-      Effect.orDie(client.list(Resource.ConfigMap, { namespace: "default" })),
-      (list) =>
-        list.items.every((cm) => {
-          const shard = cm.metadata?.labels?.[Sharding.shardLabel(RING)]
-          const last = ledger.last.get(cm.metadata!.name!)
-          return shard !== undefined && cm.metadata?.labels?.[Sharding.drainLabel(RING)] === undefined &&
-            last !== undefined && last[0] === shard && last[1] === (cm.data?.v ?? "")
-        })
-    )
+    /** Each ConfigMap's shard, and whether one of them is being moved (a drain label, or a drained bucket). */
+    const assignment = Effect.gen(function*() {
+      const list = yield* Effect.orDie(client.list(Resource.ConfigMap, { namespace: "default" }))
+      if (mode === "labels") {
+        return {
+          shards: new Map(
+            list.items.map((cm) => [cm.metadata!.name!, cm.metadata?.labels?.[Sharding.shardLabel(RING)]])
+          ),
+          moving: list.items.some((cm) => cm.metadata?.labels?.[Sharding.drainLabel(RING)] !== undefined),
+          list
+        }
+      }
+      const t = yield* table
+      return {
+        shards: new Map(list.items.map((cm) => [cm.metadata!.name!, t?.shards[buckets.bucketOf(cm.metadata!.uid!)]])),
+        moving: t === undefined || t.draining.size > 0,
+        list
+      }
+    })
+    const labels = Effect.map(assignment, (a) => a.shards)
+    /** Every ConfigMap reconciled at its current value by the replica it is assigned to, and nothing moving. */
+    const converged = Effect.map(assignment, ({ list, moving, shards }) =>
+      !moving && list.items.every((cm) => {
+        const shard = shards.get(cm.metadata!.name!)
+        const last = ledger.last.get(cm.metadata!.name!)
+        return shard !== undefined && last !== undefined && last[0] === shard && last[1] === (cm.data?.v ?? "")
+      }))
     const create = (name: string, v: string) =>
       client.create(Resource.ConfigMap, { metadata: { name, namespace: "default" }, data: { v } })
     const edit = (name: string, v: string) =>
@@ -176,7 +210,8 @@ const makeWorld = (forPredicates?: ReadonlyArray<Predicate<any>>) =>
 
 type World = Effect.Success<ReturnType<typeof makeWorld>>
 
-const Env = TestKube.layerWithCluster({ retry: { times: 0 } })
+const envOf = (mode: Mode) =>
+  TestKube.layerWithCluster({ retry: { times: 0 }, featureGates: { ShardedListAndWatch: mode === "server" } })
 
 /** Advances the TestClock in steps until `done` holds; the time it took, or undefined after `max`. */
 const advanceUntil = (done: Effect.Effect<boolean>, step: number, max: number) =>
@@ -217,170 +252,189 @@ describe("Sharding (TestKube, TestClock)", () => {
         const error = yield* Effect.flip(Effect.scoped(Sharding.make(options)))
         assert.strictEqual(error._tag, "ShardingError", JSON.stringify(options))
       }
-    }).pipe(Effect.provide(Env)))
-
-  it.effect("three replicas share the objects; children follow their owner; each shard caches only its own", () =>
-    Effect.gen(function*() {
-      const world = yield* makeWorld()
-      for (let i = 0; i < 3; i++) yield* world.start
-      for (let i = 0; i < 60; i++) {
-        const cm = yield* world.create(`app-${i}`, "1")
-        yield* world.client.create(Resource.Secret, {
-          metadata: {
-            name: `app-${i}`,
-            namespace: "default",
-            ownerReferences: [{
-              apiVersion: "v1",
-              kind: "ConfigMap",
-              name: `app-${i}`,
-              uid: cm.metadata!.uid!,
-              controller: true
-            }]
-          }
-        })
-      }
-      yield* converge(world)
-      const labels = yield* world.labels
-      const perShard = new Map<string, number>()
-      for (const shard of labels.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
-      assert.strictEqual(perShard.size, 3, `every shard has objects: ${JSON.stringify([...perShard])}`)
-      for (const count of perShard.values()) assert.isAtLeast(count, 8)
-      const secrets = yield* world.client.list(Resource.Secret, { namespace: "default" })
-      for (const secret of secrets.items) {
-        assert.strictEqual(
-          secret.metadata?.labels?.[Sharding.shardLabel(RING)],
-          labels.get(secret.metadata!.name!),
-          "a Secret is on its owner's shard"
-        )
-      }
-      // each shard's cache holds its own ConfigMaps and Secrets, and nothing else
-      for (const replica of world.replicas) {
-        for (const resource of [Resource.ConfigMap, Resource.Secret] as const) {
-          const cached = (yield* replica.cache.list(resource as Resource.Resource<any>, { namespace: "default" }))
-            .map((o: { metadata: { name: string } }) => o.metadata.name)
-          const own = [...labels].filter(([, shard]) => shard === replica.identity).map(([name]) => name)
-          assert.sameMembers(cached, own, `${replica.identity}'s ${resource.kind}s`)
-        }
-      }
-      assert.deepStrictEqual(world.ledger.overlaps, [])
-      yield* world.shutdown
-    }).pipe(Effect.provide(Env)))
-
-  it.effect("a new replica takes its share through the drain handshake: never two reconcilers of one object", () =>
-    Effect.gen(function*() {
-      const world = yield* makeWorld()
-      yield* world.start
-      yield* world.start
-      for (let i = 0; i < 40; i++) yield* world.create(`app-${i}`, "1")
-      yield* converge(world)
-      const before = yield* world.labels
-      // edits keep reconciles in flight (4 per replica) all the while the ring changes
-      yield* world.start
-      for (let round = 0; round < 30; round++) {
-        for (let i = 0; i < 40; i++) yield* world.edit(`app-${i}`, String(round))
-        yield* TestClock.adjust(100)
-        yield* settle
-      }
-      yield* converge(world)
-      const after = yield* world.labels
-      const moved = [...after].filter(([name, shard]) => before.get(name) !== shard)
-      assert.isAbove(moved.length, 5, "objects moved to the new shard")
-      assert(moved.every(([, shard]) => shard === "shard-3"), "only to the new shard (consistent hashing)")
-      assert.deepStrictEqual(world.ledger.overlaps, [])
-      // the metrics of the ring
-      const ring = { ring: RING }
-      yield* TestClock.adjust(5_000)
-      yield* settle
-      assert.strictEqual((yield* Metric.value(Metric.withAttributes(sharder.metrics.members, ring))).value, 3)
-      assert.strictEqual((yield* Metric.value(Metric.withAttributes(sharder.metrics.moves, ring))).count, moved.length)
-      assert.strictEqual(
-        (yield* Metric.value(Metric.withAttributes(sharder.metrics.releases, ring))).count,
-        moved.length,
-        "each moved object was released by its shard"
-      )
-      // the first assignments, and the second of each moved object (unassigned once its shard let it go)
-      assert.strictEqual(
-        (yield* Metric.value(Metric.withAttributes(sharder.metrics.assignment, ring))).count,
-        40 + moved.length
-      )
-      const perShard = new Map<string, number>()
-      for (const shard of after.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
-      for (const [shard, count] of perShard) {
-        const gauge = yield* Metric.value(Metric.withAttributes(sharder.metrics.objects, { ...ring, shard }))
-        assert.strictEqual(gauge.value, count, `shard_objects{shard=${shard}}`)
-      }
-      yield* world.shutdown
-    }).pipe(Effect.provide(Env), Effect.provideService(Metric.MetricRegistry, new Map())))
-
-  it.effect("a controller whose predicates drop label changes still lets a drained object go", () =>
-    Effect.gen(function*() {
-      // a ConfigMap has no generation: generationChanged drops every update, the drain label's too
-      const world = yield* makeWorld([Predicates.generationChanged])
-      yield* world.start
-      for (let i = 0; i < 20; i++) yield* world.create(`app-${i}`, "1")
-      yield* converge(world)
-      yield* world.start
-      yield* converge(world)
-      const labels = yield* world.labels
-      assert([...labels.values()].includes("shard-2"), "objects moved to the new shard")
-      assert.deepStrictEqual(world.ledger.overlaps, [])
-      yield* world.shutdown
-    }).pipe(Effect.provide(Env)))
-
-  it.effect("a killed replica's objects are reconciled by the others once its Lease expires", () =>
-    Effect.gen(function*() {
-      const world = yield* makeWorld()
-      const [a, b] = [yield* world.start, yield* world.start]
-      for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
-      yield* converge(world)
-      // the sharder's replica survives: kill the other one
-      const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
-      const victim = sharder.spec?.holderIdentity === a.identity ? b : a
-      yield* world.stop(victim, "kill")
-      const victims = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity).map(([name]) => name)
-      assert.isAbove(victims.length, 0)
-      const reconciledAt = new Map(victims.map((name) => [name, world.ledger.counts.get(name) ?? 0]))
-      // every object the killed shard held is reconciled by a survivor within the Lease duration and 5 s
-      const took = yield* advanceUntil(
-        Effect.sync(() => victims.every((name) => (world.ledger.counts.get(name) ?? 0) > reconciledAt.get(name)!)),
-        250,
-        LEASE + 5_000
-      )
-      assert(took !== undefined, "reassigned and reconciled within the Lease duration and 5 s")
-      assert.isAtLeast(took, LEASE - 2_000 - 1, "not before the Lease could have expired")
-      const labels = yield* world.labels
-      assert(![...labels.values()].includes(victim.identity), "nothing is left on the killed shard")
-      for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, "2")
-      yield* converge(world)
-      assert.deepStrictEqual(world.ledger.overlaps, [])
-      yield* world.shutdown
-    }).pipe(Effect.provide(Env)))
-
-  it.effect("a partitioned replica stops before its objects move: no overlap, then convergence", () =>
-    Effect.gen(function*() {
-      const world = yield* makeWorld()
-      // every object is reconciled again each second: a replica cut off would go on reconciling what it has
-      world.ledger.requeue = 1_000
-      const [a, b] = [yield* world.start, yield* world.start]
-      for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
-      yield* converge(world)
-      const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
-      const victim = sharder.spec?.holderIdentity === a.identity ? b : a
-      victim.control.cut = true
-      const cutAt = yield* Clock.currentTimeMillis
-      for (let step = 0; step < 40; step++) {
-        for (let i = 0; i < 30; i += 7) yield* world.edit(`app-${i}`, `p${step}`)
-        yield* TestClock.adjust(500)
-        yield* settle
-      }
-      yield* converge(world)
-      assert.deepStrictEqual(world.ledger.overlaps, [])
-      assert.isAtMost(world.ledger.lastStart.get(victim.identity)!, cutAt + RENEW, "it stopped within renewDeadline")
-      const labels = yield* world.labels
-      assert(![...labels.values()].includes(victim.identity), "its objects moved to the other shard")
-      yield* world.shutdown
-    }).pipe(Effect.provide(Env)))
+    }).pipe(Effect.provide(envOf("labels"))))
 })
+
+for (const mode of ["labels", "server"] as const) {
+  describe(`Sharding by ${mode} (TestKube, TestClock)`, () => {
+    const Env = envOf(mode)
+
+    it.effect("three replicas share the objects; children follow their owner; each shard caches only its own", () =>
+      Effect.gen(function*() {
+        const world = yield* makeWorld(mode)
+        for (let i = 0; i < 3; i++) yield* world.start
+        for (let i = 0; i < 60; i++) {
+          const cm = yield* world.create(`app-${i}`, "1")
+          yield* world.client.create(Resource.Secret, {
+            metadata: {
+              name: `app-${i}`,
+              namespace: "default",
+              ownerReferences: [{
+                apiVersion: "v1",
+                kind: "ConfigMap",
+                name: `app-${i}`,
+                uid: cm.metadata!.uid!,
+                controller: true
+              }]
+            }
+          })
+        }
+        yield* converge(world)
+        const labels = yield* world.labels
+        const perShard = new Map<string, number>()
+        for (const shard of labels.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
+        assert.strictEqual(perShard.size, 3, `every shard has objects: ${JSON.stringify([...perShard])}`)
+        for (const count of perShard.values()) assert.isAtLeast(count, 8)
+        const secrets = yield* world.client.list(Resource.Secret, { namespace: "default" })
+        if (mode === "labels") {
+          for (const secret of secrets.items) {
+            assert.strictEqual(
+              secret.metadata?.labels?.[Sharding.shardLabel(RING)],
+              labels.get(secret.metadata!.name!),
+              "a Secret is on its owner's shard"
+            )
+          }
+        }
+        // each shard's cache holds its own ConfigMaps and nothing else; its own Secrets (labels: they follow their
+        // owner), or all of them (server: the server hashes a Secret's own uid, so they are not restricted)
+        for (const replica of world.replicas) {
+          const own = [...labels].filter(([, shard]) => shard === replica.identity).map(([name]) => name)
+          const configMaps = yield* replica.cache.list(Resource.ConfigMap, { namespace: "default" })
+          assert.sameMembers(configMaps.map((o) => o.metadata!.name!), own, `${replica.identity}'s ConfigMaps`)
+          const cachedSecrets = yield* replica.cache.list(Resource.Secret, { namespace: "default" })
+          assert.sameMembers(
+            cachedSecrets.map((o) => o.metadata!.name!),
+            mode === "labels" ? own : secrets.items.map((o) => o.metadata!.name!),
+            `${replica.identity}'s Secrets`
+          )
+        }
+        assert.deepStrictEqual(world.ledger.overlaps, [])
+        yield* world.shutdown
+      }).pipe(Effect.provide(Env)))
+
+    it.effect("a new replica takes its share through the drain handshake: never two reconcilers of one object", () =>
+      Effect.gen(function*() {
+        const world = yield* makeWorld(mode)
+        yield* world.start
+        yield* world.start
+        for (let i = 0; i < 40; i++) yield* world.create(`app-${i}`, "1")
+        yield* converge(world)
+        const before = yield* world.labels
+        // edits keep reconciles in flight (4 per replica) all the while the ring changes: the third replica joins
+        // while the first two are busy
+        for (let round = 0; round < 30; round++) {
+          if (round === 3) yield* world.start
+          for (let i = 0; i < 40; i++) yield* world.edit(`app-${i}`, String(round))
+          yield* TestClock.adjust(100)
+          yield* settle
+        }
+        yield* converge(world)
+        const after = yield* world.labels
+        const moved = [...after].filter(([name, shard]) => before.get(name) !== shard)
+        assert.isAbove(moved.length, 5, "objects moved to the new shard")
+        assert(moved.every(([, shard]) => shard === "shard-3"), "only to the new shard (consistent hashing)")
+        assert.deepStrictEqual(world.ledger.overlaps, [])
+        if (mode === "server") return yield* world.shutdown
+        // the metrics of the ring
+        const ring = { ring: RING }
+        yield* TestClock.adjust(5_000)
+        yield* settle
+        assert.strictEqual((yield* Metric.value(Metric.withAttributes(sharder.metrics.members, ring))).value, 3)
+        assert.strictEqual(
+          (yield* Metric.value(Metric.withAttributes(sharder.metrics.moves, ring))).count,
+          moved.length
+        )
+        assert.strictEqual(
+          (yield* Metric.value(Metric.withAttributes(sharder.metrics.releases, ring))).count,
+          moved.length,
+          "each moved object was released by its shard"
+        )
+        // the first assignments, and the second of each moved object (unassigned once its shard let it go)
+        assert.strictEqual(
+          (yield* Metric.value(Metric.withAttributes(sharder.metrics.assignment, ring))).count,
+          40 + moved.length
+        )
+        const perShard = new Map<string, number>()
+        for (const shard of after.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
+        for (const [shard, count] of perShard) {
+          const gauge = yield* Metric.value(Metric.withAttributes(sharder.metrics.objects, { ...ring, shard }))
+          assert.strictEqual(gauge.value, count, `shard_objects{shard=${shard}}`)
+        }
+        yield* world.shutdown
+      }).pipe(Effect.provide(Env), Effect.provideService(Metric.MetricRegistry, new Map())))
+
+    it.effect("a controller whose predicates drop label changes still lets a drained object go", () =>
+      Effect.gen(function*() {
+        // a ConfigMap has no generation: generationChanged drops every update, the drain label's too
+        const world = yield* makeWorld(mode, [Predicates.generationChanged])
+        yield* world.start
+        for (let i = 0; i < 20; i++) yield* world.create(`app-${i}`, "1")
+        yield* converge(world)
+        yield* world.start
+        yield* converge(world)
+        const labels = yield* world.labels
+        assert([...labels.values()].includes("shard-2"), "objects moved to the new shard")
+        assert.deepStrictEqual(world.ledger.overlaps, [])
+        yield* world.shutdown
+      }).pipe(Effect.provide(Env)))
+
+    it.effect("a killed replica's objects are reconciled by the others once its Lease expires", () =>
+      Effect.gen(function*() {
+        const world = yield* makeWorld(mode)
+        const [a, b] = [yield* world.start, yield* world.start]
+        for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
+        yield* converge(world)
+        // the sharder's replica survives: kill the other one
+        const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
+        const victim = sharder.spec?.holderIdentity === a.identity ? b : a
+        yield* world.stop(victim, "kill")
+        const victims = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity).map(([name]) =>
+          name
+        )
+        assert.isAbove(victims.length, 0)
+        const reconciledAt = new Map(victims.map((name) => [name, world.ledger.counts.get(name) ?? 0]))
+        // every object the killed shard held is reconciled by a survivor within the Lease duration and 5 s
+        const took = yield* advanceUntil(
+          Effect.sync(() => victims.every((name) => (world.ledger.counts.get(name) ?? 0) > reconciledAt.get(name)!)),
+          250,
+          LEASE + 5_000
+        )
+        assert(took !== undefined, "reassigned and reconciled within the Lease duration and 5 s")
+        assert.isAtLeast(took, LEASE - 2_000 - 1, "not before the Lease could have expired")
+        const labels = yield* world.labels
+        assert(![...labels.values()].includes(victim.identity), "nothing is left on the killed shard")
+        for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, "2")
+        yield* converge(world)
+        assert.deepStrictEqual(world.ledger.overlaps, [])
+        yield* world.shutdown
+      }).pipe(Effect.provide(Env)))
+
+    it.effect("a partitioned replica stops before its objects move: no overlap, then convergence", () =>
+      Effect.gen(function*() {
+        const world = yield* makeWorld(mode)
+        // every object is reconciled again each second: a replica cut off would go on reconciling what it has
+        world.ledger.requeue = 1_000
+        const [a, b] = [yield* world.start, yield* world.start]
+        for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
+        yield* converge(world)
+        const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
+        const victim = sharder.spec?.holderIdentity === a.identity ? b : a
+        victim.control.cut = true
+        const cutAt = yield* Clock.currentTimeMillis
+        for (let step = 0; step < 40; step++) {
+          for (let i = 0; i < 30; i += 7) yield* world.edit(`app-${i}`, `p${step}`)
+          yield* TestClock.adjust(500)
+          yield* settle
+        }
+        yield* converge(world)
+        assert.deepStrictEqual(world.ledger.overlaps, [])
+        assert.isAtMost(world.ledger.lastStart.get(victim.identity)!, cutAt + RENEW, "it stopped within renewDeadline")
+        const labels = yield* world.labels
+        assert(![...labels.values()].includes(victim.identity), "its objects moved to the other shard")
+        yield* world.shutdown
+      }).pipe(Effect.provide(Env)))
+  })
+}
 
 // A property over random schedules of joins, graceful leaves, kills, partitions, creates, edits and deletes.
 const Step = Schema.Union([
@@ -395,55 +449,56 @@ const Step = Schema.Union([
 ])
 const Schedule = Schema.Array(Step).check(Schema.isMinLength(4), Schema.isMaxLength(14))
 
-describe("Sharding property (TestKube, TestClock)", () => {
-  it.effect.prop("any schedule: never two reconcilers of one object; all converge once membership settles", [
-    Schedule
-  ], ([schedule]) =>
-    Effect.gen(function*() {
-      const world = yield* makeWorld()
-      yield* world.start
-      let created = 0
-      const running = () => world.replicas.filter((r) => !r.stopped && !r.control.cut)
-      for (const step of schedule) {
-        switch (step.op) {
-          case "join":
-            if (running().length < 4) yield* world.start
-            break
-          case "leave":
-          case "kill":
-          case "cut": {
-            // one replica always stays up
-            const alive = running()
-            if (alive.length < 2) break
-            const replica = alive[step.which % alive.length]!
-            if (step.op === "cut") replica.control.cut = true
-            else yield* world.stop(replica, step.op === "leave" ? "leave" : "kill")
-            break
-          }
-          case "create":
-            for (let i = 0; i < step.n; i++) yield* world.create(`app-${created++}`, "1")
-            break
-          case "edit":
-            if (created > 0) yield* world.edit(`app-${step.n % created}`, `e${step.n}`)
-            break
-          case "delete":
-            if (created > 0) {
-              yield* Effect.ignore(
-                world.client.delete(Resource.ConfigMap, `app-${step.n % created}`, { namespace: "default" })
-              )
+for (const mode of ["labels", "server"] as const) {
+  describe(`Sharding by ${mode}: property (TestKube, TestClock)`, () => {
+    it.effect.prop("any schedule: never two reconcilers of one object; all converge once membership settles", [
+      Schedule
+    ], ([schedule]) =>
+      Effect.gen(function*() {
+        const world = yield* makeWorld(mode)
+        yield* world.start
+        let created = 0
+        const running = () => world.replicas.filter((r) => !r.stopped && !r.control.cut)
+        for (const step of schedule) {
+          switch (step.op) {
+            case "join":
+              if (running().length < 4) yield* world.start
+              break
+            case "leave":
+            case "kill":
+            case "cut": {
+              // one replica always stays up
+              const alive = running()
+              if (alive.length < 2) break
+              const replica = alive[step.which % alive.length]!
+              if (step.op === "cut") replica.control.cut = true
+              else yield* world.stop(replica, step.op === "leave" ? "leave" : "kill")
+              break
             }
-            break
-          case "wait":
-            yield* TestClock.adjust(step.ms)
-            break
+            case "create":
+              for (let i = 0; i < step.n; i++) yield* world.create(`app-${created++}`, "1")
+              break
+            case "edit":
+              if (created > 0) yield* world.edit(`app-${step.n % created}`, `e${step.n}`)
+              break
+            case "delete":
+              if (created > 0) {
+                yield* Effect.ignore(
+                  world.client.delete(Resource.ConfigMap, `app-${step.n % created}`, { namespace: "default" })
+                )
+              }
+              break
+            case "wait":
+              yield* TestClock.adjust(step.ms)
+              break
+          }
+          yield* settle
         }
-        yield* settle
-      }
-      yield* converge(world, 120_000)
-      const objects = yield* world.client.list(Resource.ConfigMap, { namespace: "default" })
-      for (const cm of objects.items) assert.isAbove(world.ledger.counts.get(cm.metadata!.name!) ?? 0, 0)
-      assert.deepStrictEqual(world.ledger.overlaps, [])
-      yield* world.shutdown
-      yield* world.shutdown
-    }).pipe(Effect.provide(Env)), { timeout: 120_000, arbitrary: { runs: 40 } })
-})
+        yield* converge(world, 120_000)
+        const objects = yield* world.client.list(Resource.ConfigMap, { namespace: "default" })
+        for (const cm of objects.items) assert.isAbove(world.ledger.counts.get(cm.metadata!.name!) ?? 0, 0)
+        assert.deepStrictEqual(world.ledger.overlaps, [])
+        yield* world.shutdown
+      }).pipe(Effect.provide(envOf(mode))), { timeout: 120_000, arbitrary: { runs: 30 } })
+  })
+}

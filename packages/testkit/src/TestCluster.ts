@@ -325,6 +325,11 @@ export interface Options {
   readonly namespaceLifecycle?: boolean | undefined
   /** Seed of probabilistic fault injection (default 0). */
   readonly seed?: number | undefined
+  /**
+   * Feature gates, as kube-apiserver's `--feature-gates`: `ShardedListAndWatch` (alpha in 1.36, default off) makes
+   * list and watch honour `shardSelector` and answer `metadata.shardInfo`; without it the parameter is ignored.
+   */
+  readonly featureGates?: { readonly ShardedListAndWatch?: boolean | undefined } | undefined
 }
 
 /**

@@ -6,7 +6,7 @@ import * as SynchronizedRef from "effect/SynchronizedRef"
 import type * as Cache from "../Cache.js"
 import type * as Informer from "../Informer.js"
 import * as KubeClient from "../KubeClient.js"
-import type * as KubeError from "../KubeError.js"
+import * as KubeError from "../KubeError.js"
 import * as KubeStatus from "../KubeStatus.js"
 import type * as Resource from "../Resource.js"
 import { Namespace as Namespaces } from "../Resource.js"
@@ -14,7 +14,7 @@ import type * as Watcher from "../Watcher.js"
 import * as diagnose from "./diagnose.js"
 import * as internalInformer from "./informer.js"
 import { compactObject, isMetadataOnly } from "./metadataOnly.js"
-import { Sharding } from "./shardingService.js"
+import { type ServerSelection, Sharding } from "./shardingService.js"
 
 /** @internal */
 export const informerKey = (resource: Resource.Resource<any>, selection: Cache.Selection = {}): string =>
@@ -24,7 +24,8 @@ export const informerKey = (resource: Resource.Resource<any>, selection: Cache.S
     isMetadataOnly(resource) ? `${resource.plural}(metadata)` : resource.plural,
     selection.namespace ?? "",
     selection.labelSelector ?? "",
-    selection.fieldSelector ?? ""
+    selection.fieldSelector ?? "",
+    selection.shardSelector ?? ""
   ].join("|")
 
 /** @internal */
@@ -36,12 +37,14 @@ export const listWatch = <A extends HasMetadata>(
   const select = {
     namespace: selection.namespace,
     labelSelector: selection.labelSelector,
-    fieldSelector: selection.fieldSelector
+    fieldSelector: selection.fieldSelector,
+    shardSelector: selection.shardSelector
   }
   const parts = [`${resource.apiVersion}/${resource.plural}${isMetadataOnly(resource) ? " (metadata only)" : ""}`]
   if (selection.namespace !== undefined) parts.push(`in ${selection.namespace}`)
   if (selection.labelSelector !== undefined) parts.push(`labels ${selection.labelSelector}`)
   if (selection.fieldSelector !== undefined) parts.push(`fields ${selection.fieldSelector}`)
+  if (selection.shardSelector !== undefined) parts.push("a shard of the hash space")
   // errors name the kind (a missing CRD's message says which Kind it serves)
   const named = Effect.mapError((error: KubeError.KubeError) => diagnose.attach(error, { kind: resource.kind }))
   const namedWatch = (error: KubeError.KubeError) => diagnose.attach(error, { kind: resource.kind, watch: true })
@@ -85,7 +88,12 @@ export const fromClient = (options?: Cache.Options) =>
   Effect.flatMap(
     Effect.all([KubeClient.KubeClient, Effect.serviceOption(Sharding)]),
     ([client, sharding]) =>
-      make((resource, selection) => listWatch(client, resource, selection), {
+      make((resource, selection) => {
+        const server = sharding._tag === "Some" ? sharding.value.serverSelectionOf(resource) : undefined
+        return server === undefined
+          ? listWatch(client, resource, selection)
+          : following(server, (shardSelector) => listWatch(client, resource, { ...selection, shardSelector }))
+      }, {
         ...options,
         // a shard's cache holds its own objects of the ring's kinds
         labelSelectorOf: options?.labelSelectorOf ??
@@ -104,6 +112,46 @@ export const fromClient = (options?: Cache.Options) =>
           )
       })
   )
+
+/**
+ * The list and watch of a shard whose ranges change (the API server's `shardSelector`): each list uses the ranges of
+ * the moment, and a watch ends with 410 Gone once they change, so the watcher relists — the store then drops what
+ * left and adds what came, as after any relist.
+ */
+const following = <A>(
+  selection: ServerSelection,
+  listWatchOf: (shardSelector: string) => Watcher.ListWatch<A>
+): Watcher.ListWatch<A> => {
+  let inUse = selection.current()
+  let current = listWatchOf(inUse)
+  const gone = new KubeError.Gone({
+    status: { kind: "Status", status: "Failure", reason: "Expired", code: 410, message: "this shard's ranges changed" }
+  })
+  return {
+    name: current.name,
+    list: (options) =>
+      Effect.suspend(() => {
+        if (options.continue === undefined && inUse !== selection.current()) {
+          inUse = selection.current()
+          current = listWatchOf(inUse)
+        }
+        return current.list(options)
+      }),
+    watch: (options) =>
+      Stream.suspend(() => {
+        const watching = inUse
+        if (watching !== selection.current()) return Stream.fail(gone)
+        return Stream.merge(
+          current.watch(options),
+          Stream.fromEffect(selection.changed(watching)).pipe(Stream.flatMap(() => Stream.fail(gone))),
+          { haltStrategy: "either" }
+        )
+      }),
+    checkResourceVersion: (resourceVersion) =>
+      Effect.suspend(() => current.checkResourceVersion?.(resourceVersion) ?? Effect.void),
+    resourceVersion: (object) => current.resourceVersion(object)
+  }
+}
 
 /** Live reads for kinds the cache does not watch. @internal */
 export interface LiveReader {

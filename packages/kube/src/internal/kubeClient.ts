@@ -183,6 +183,7 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
       query: {
         labelSelector: options?.labelSelector,
         fieldSelector: options?.fieldSelector,
+        shardSelector: options?.shardSelector,
         limit: options?.limit,
         continue: options?.continue,
         resourceVersion: options?.resourceVersion,
@@ -223,6 +224,9 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
           resourceVersion: typeof meta.resourceVersion === "string" ? meta.resourceVersion : "",
           continue: typeof meta.continue === "string" && meta.continue !== "" ? meta.continue : undefined,
           remainingItemCount: typeof meta.remainingItemCount === "number" ? meta.remainingItemCount : undefined,
+          shardSelector: isRecord(meta.shardInfo) && typeof meta.shardInfo.selector === "string"
+            ? meta.shardInfo.selector
+            : undefined,
           undecodable
         }))
       })
@@ -334,6 +338,7 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
           watch: true,
           labelSelector: options?.labelSelector,
           fieldSelector: options?.fieldSelector,
+          shardSelector: options?.shardSelector,
           resourceVersion: options?.resourceVersion,
           allowWatchBookmarks: options?.allowWatchBookmarks,
           timeoutSeconds: options?.timeoutSeconds,
@@ -376,6 +381,7 @@ export const paginate =
       const undecodable: Array<KubeError.Decode> = []
       let token = options?.continue
       let resourceVersion: string
+      let shardSelector: string | undefined
       do {
         const page: KubeClient.ObjectList<A> = yield* list(resource, {
           ...options,
@@ -387,9 +393,10 @@ export const paginate =
         for (const item of page.items) items.push(item)
         for (const e of page.undecodable) undecodable.push(e)
         resourceVersion = page.resourceVersion
+        shardSelector = page.shardSelector
         token = page.continue
       } while (token !== undefined)
-      return { items, resourceVersion, continue: undefined, remainingItemCount: undefined, undecodable }
+      return { items, resourceVersion, continue: undefined, remainingItemCount: undefined, shardSelector, undecodable }
     })
 
 /**

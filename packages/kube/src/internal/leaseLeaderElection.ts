@@ -6,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
 import type * as Scope from "effect/Scope"
 import * as Os from "node:os"
@@ -58,12 +59,24 @@ const validate = (options: Options) => {
   return Effect.succeed({ leaseDuration, renewDeadline, retryPeriod, jitter })
 }
 
+/** What sharding adds to an election (internal: `Sharding` holds its Leases with it). @internal */
+export interface Extra {
+  /** Labels of the Lease when this replica creates it (a shard Lease carries its ring's). */
+  readonly labels?: Readonly<Record<string, string>> | undefined
+  /** Annotations this replica writes with every acquisition and renewal (what it publishes through its Lease). */
+  readonly annotations?: (() => Readonly<Record<string, string>>) | undefined
+}
+
+/** An election, and a way to renew at once rather than at the next period (to publish new annotations). @internal */
+export interface Elected extends LeaderElection.Service {
+  readonly renewSoon: Effect.Effect<void>
+}
+
 /** @internal */
 export const make = (
   options: Options,
-  /** Labels of the Lease when this replica creates it (a shard Lease carries its ring's). */
-  labels?: Readonly<Record<string, string>>
-): Effect.Effect<LeaderElection.Service, LeaseLeaderElectionError, KubeClient.KubeClient | Scope.Scope> =>
+  extra?: Extra
+): Effect.Effect<Elected, LeaseLeaderElectionError, KubeClient.KubeClient | Scope.Scope> =>
   Effect.gen(function*() {
     const { jitter, leaseDuration, renewDeadline, retryPeriod } = yield* validate(options)
     const client = yield* KubeClient.KubeClient
@@ -75,6 +88,7 @@ export const make = (
     const leaseSeconds = Math.ceil(leaseDuration / 1000)
 
     const elected = yield* Deferred.make<void>()
+    const soon = yield* Queue.sliding<void>(1)
     const lost = yield* Deferred.make<LeadershipLost>()
     let leader = false
     /** The record last observed, when this replica first observed it (its own clock), and the Lease object. */
@@ -118,7 +132,12 @@ export const make = (
         const created = yield* client.create(Resource.Lease, {
           apiVersion: "coordination.k8s.io/v1",
           kind: "Lease",
-          metadata: labels === undefined ? { name, namespace } : { name, namespace, labels: { ...labels } },
+          metadata: {
+            name,
+            namespace,
+            ...(extra?.labels === undefined ? {} : { labels: { ...extra.labels } }),
+            ...(extra?.annotations === undefined ? {} : { annotations: { ...extra.annotations() } })
+          },
           spec: record(undefined, start, false)
         })
         observe(created, yield* Clock.currentTimeMillis)
@@ -139,7 +158,13 @@ export const make = (
           return Option.none()
         }
       }
-      const updated = yield* client.replace(Resource.Lease, { ...existing, spec: record(existing.spec, start, ours) })
+      const updated = yield* client.replace(Resource.Lease, {
+        ...existing,
+        ...(extra?.annotations === undefined ? {} : {
+          metadata: { ...existing.metadata, annotations: { ...existing.metadata?.annotations, ...extra.annotations() } }
+        }),
+        spec: record(existing.spec, start, ours)
+      })
       observe(updated, yield* Clock.currentTimeMillis)
       return Option.some(start)
     }).pipe(
@@ -176,7 +201,8 @@ export const make = (
       Effect.gen(function*() {
         let lastRenew = acquiredAt
         while (true) {
-          yield* Effect.sleep(Duration.millis(retryPeriod))
+          // every retryPeriod, or sooner when asked (`renewSoon`)
+          yield* Effect.timeoutOption(Queue.take(soon), retryPeriod)
           while (true) {
             const now = yield* Clock.currentTimeMillis
             const deadline = lastRenew + renewDeadline
@@ -253,6 +279,7 @@ export const make = (
     return {
       awaitLeadership: Deferred.await(elected),
       awaitLoss: Deferred.await(lost),
-      isLeader: Effect.sync(() => leader)
-    } satisfies LeaderElection.Service
+      isLeader: Effect.sync(() => leader),
+      renewSoon: Effect.asVoid(Queue.offer(soon, undefined))
+    } satisfies Elected
   })

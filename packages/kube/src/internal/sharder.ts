@@ -2,9 +2,7 @@
  * The sharder: run by the replica that holds the ring's sharder Lease, it keeps every object of the ring's kinds
  * assigned to a live shard (the rules are `sharding.ts`'s).
  *
- * - **Membership**: the shard Leases labelled with the ring, watched. A shard is live while its Lease has a holder
- *   and has not expired in the sharder's eyes: `leaseDurationSeconds` after the sharder first observed its current
- *   content, on the sharder's own clock (client-go's rule; remote timestamps are never compared with local time).
+ * - **Membership**: `shardMembership.ts` (the live shards, by their Leases).
  * - **Objects**: metadata-only informers of the ring's kinds, so the sharder's memory does not grow with object
  *   size. A primary kind (a controller's `for`) is assigned by `decide`, with the drain handshake when it moves from
  *   a live shard. A controlled kind (an `owns` kind) follows its controlling owner's assignment: its events only
@@ -12,8 +10,6 @@
  * - **Writes**: a merge patch of the labels that carries the `resourceVersion` the decision was made on, so a
  *   decision made on a stale view is refused (`Conflict`) and made again when the watch catches up. Patches run
  *   `concurrency` at a time from a deduplicated set of keys, each decided afresh when its turn comes.
- * - Shard Leases that have not been live for `max(1 min, 4 × their duration)` are deleted (a replica's identity is
- *   new at each start, so its Lease would otherwise stay).
  */
 import type { ObjectMeta } from "@reconcile/core/ObjectMeta"
 import * as Clock from "effect/Clock"
@@ -26,10 +22,11 @@ import * as Cache from "../Cache.js"
 import type * as Informer from "../Informer.js"
 import type * as KubeClient from "../KubeClient.js"
 import * as MetadataOnly from "../MetadataOnly.js"
-import * as Resource from "../Resource.js"
+import type * as Resource from "../Resource.js"
 import * as internalInformer from "./informer.js"
 import { compactObject } from "./metadataOnly.js"
 import * as rules from "./sharding.js"
+import * as shardMembership from "./shardMembership.js"
 
 /** The ring's kinds. */
 export interface Kinds {
@@ -64,14 +61,6 @@ interface Kind {
   readonly informer: Informer.Informer<MetadataOnly.PartialObjectMetadata>
 }
 
-interface Observed {
-  readonly content: string
-  readonly at: number
-  readonly holder: string
-  readonly millis: number
-  readonly resourceVersion: string | undefined
-}
-
 /** What the sharder writes for an object, decided on its current metadata. */
 interface Plan {
   readonly labels: Record<string, string | null>
@@ -101,13 +90,6 @@ export const run = (params: {
     const moves = Metric.withAttributes(metrics.moves, attributes)
     const assignment = Metric.withAttributes(metrics.assignment, attributes)
 
-    const leases = yield* internalInformer.make(
-      Cache.listWatch(client, Resource.Lease, {
-        namespace: params.namespace,
-        labelSelector: `${rules.ringLabel}=${ringName}`
-      }),
-      { failAtStart: false }
-    )
     const kinds: Array<Kind> = []
     const add = (resource: Resource.Resource<any>, primary: boolean) =>
       Effect.map(
@@ -122,42 +104,6 @@ export const run = (params: {
       )
     for (const resource of params.kinds.primaries) yield* add(resource, true)
     for (const resource of params.kinds.controlled) yield* add(resource, false)
-
-    // --- membership -------------------------------------------------------------------------------------------
-    const observed = new Map<string, Observed>()
-    const observe = (lease: Resource.Lease, now: number) => {
-      const name = lease.metadata?.name ?? ""
-      const spec = lease.spec
-      const content = JSON.stringify([
-        spec?.holderIdentity ?? "",
-        spec?.leaseDurationSeconds ?? 0,
-        spec?.acquireTime ?? "",
-        spec?.renewTime ?? "",
-        spec?.leaseTransitions ?? 0
-      ])
-      const before = observed.get(name)
-      const seconds = spec?.leaseDurationSeconds ?? 0
-      observed.set(name, {
-        content,
-        at: before?.content === content ? before.at : now,
-        holder: spec?.holderIdentity ?? "",
-        millis: seconds > 0 ? seconds * 1000 : 0,
-        resourceVersion: lease.metadata?.resourceVersion
-      })
-    }
-    /** The live shards at `now`, and when the first of them expires. */
-    const liveAt = (now: number) => {
-      const live = new Set<string>()
-      let next = Infinity
-      for (const o of observed.values()) {
-        const expires = o.at + o.millis
-        if (o.holder !== "" && expires > now) {
-          live.add(o.holder)
-          next = Math.min(next, expires)
-        }
-      }
-      return { live, next }
-    }
 
     let ring = rules.ring([])
     const sameMembers = (live: ReadonlySet<string>) =>
@@ -205,6 +151,12 @@ export const run = (params: {
     const firstSeen = new Map<string, number>()
     const dirty = new Set<string>()
     const wake = yield* Queue.sliding<void>(1)
+    const membership = yield* shardMembership.make({
+      client,
+      ring: ringName,
+      namespace: params.namespace,
+      changed: () => Queue.offerUnsafe(wake, undefined)
+    })
     const mark = (key: string) => {
       dirty.add(key)
       Queue.offerUnsafe(wake, undefined)
@@ -268,12 +220,6 @@ export const run = (params: {
     }
 
     // --- events ---------------------------------------------------------------------------------------------------
-    yield* Effect.forkScoped(Stream.runForEach(leases.events, (event) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        if (event._tag === "Delete") observed.delete(event.object.metadata?.name ?? "")
-        else observe(event.object, now)
-        Queue.offerUnsafe(wake, undefined)
-      })))
     for (const kind of kinds) {
       yield* Effect.forkScoped(Stream.runForEach(kind.informer.events, (event) =>
         Effect.sync(() => {
@@ -291,14 +237,14 @@ export const run = (params: {
     }
 
     // --- the loop ---------------------------------------------------------------------------------------------------
-    yield* leases.synced.pipe(Effect.ignore)
+    yield* membership.synced
     for (const kind of kinds) yield* kind.informer.synced.pipe(Effect.ignore)
     yield* Effect.logInfo("sharder started").pipe(Effect.annotateLogs({ kinds: kinds.length }))
     let countedAt = -Infinity
     const reported = new Set<string>()
     while (true) {
       const now = yield* Clock.currentTimeMillis
-      const { live, next } = liveAt(now)
+      const { live, next } = membership.at(now)
       if (!sameMembers(live)) {
         ring = rules.ring(live)
         yield* Metric.update(members, live.size)
@@ -310,7 +256,7 @@ export const run = (params: {
       if (now - countedAt >= 5_000) {
         countedAt = now
         yield* countObjects(kinds, shardLabel, attributes, reported)
-        yield* collectLeases(client, params.namespace, observed, now)
+        yield* membership.collect(now)
       }
       const wait = Math.max(1, Math.min(next - now, 1_000))
       yield* Effect.timeoutOption(Queue.take(wake), wait)
@@ -344,24 +290,3 @@ const countObjects = (
       { discard: true }
     )
   })
-
-/** Deletes shard Leases not live for `max(1 min, 4 × duration)`, each only as last observed. */
-const collectLeases = (
-  client: KubeClient.KubeClient.Service,
-  namespace: string,
-  observed: Map<string, Observed>,
-  now: number
-) =>
-  Effect.forEach(
-    [...observed].filter(([, o]) =>
-      o.holder === "" ? now - o.at >= 60_000 : now - (o.at + o.millis) >= Math.max(60_000, 4 * o.millis)
-    ),
-    ([name, o]) =>
-      client.delete(Resource.Lease, name, { namespace, preconditions: { resourceVersion: o.resourceVersion } }).pipe(
-        Effect.andThen(
-          Effect.logDebug("deleted the Lease of a departed shard").pipe(Effect.annotateLogs({ lease: name }))
-        ),
-        Effect.ignore
-      ),
-    { discard: true }
-  )

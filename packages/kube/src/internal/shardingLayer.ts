@@ -6,13 +6,17 @@ import type * as Scope from "effect/Scope"
 import * as Os from "node:os"
 import * as KubeClient from "../KubeClient.js"
 import type { LeaseLeaderElectionError } from "../LeaseLeaderElection.js"
+import * as MetadataOnly from "../MetadataOnly.js"
 import type * as Resource from "../Resource.js"
 import { type Options, ShardingError } from "../Sharding.js"
+import * as bucketSharder from "./bucketSharder.js"
 import * as leaseLeaderElection from "./leaseLeaderElection.js"
+import * as buckets from "./shardBuckets.js"
 import * as sharder from "./sharder.js"
 import * as shardGate from "./shardGate.js"
 import * as rules from "./sharding.js"
 import { kindKey, type Service } from "./shardingService.js"
+import * as shardKeeper from "./shardKeeper.js"
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 
@@ -34,6 +38,41 @@ const kindsOf = (options: Options): sharder.Kinds => {
     for (const owned of c.owns) if (!primaries.has(kindKey(owned))) controlled.set(kindKey(owned), owned)
   }
   return { primaries: [...primaries.values()], controlled: [...controlled.values()] }
+}
+
+/** Whether the API server selects shards: a list with a `shardSelector` that it echoes in `metadata.shardInfo`. */
+const chooseMode = (
+  client: KubeClient.KubeClient.Service,
+  options: Options,
+  primary: Resource.Resource<any>
+): Effect.Effect<{ readonly mode: "labels" | "server"; readonly reason: string }, ShardingError> => {
+  const wanted = options.mode ?? "auto"
+  if (wanted === "labels") return Effect.succeed({ mode: "labels", reason: "mode: labels" })
+  return client.list(MetadataOnly.make(primary), {
+    namespace: options.objectNamespace,
+    limit: 1,
+    shardSelector: buckets.selectorOf(new Set(Array.from({ length: buckets.bucketCount }, (_, b) => b)))
+  }).pipe(
+    Effect.mapError((error) =>
+      new ShardingError({ reason: `cannot ask the API server whether it selects shards: ${error.message}` })
+    ),
+    Effect.flatMap(
+      (list): Effect.Effect<{ readonly mode: "labels" | "server"; readonly reason: string }, ShardingError> => {
+        if (list.shardSelector !== undefined) {
+          return Effect.succeed({ mode: "server" as const, reason: "the API server answered a shardSelector" })
+        }
+        if (wanted === "server") {
+          return Effect.fail(
+            new ShardingError({
+              reason: "mode: server, but the API server ignores shardSelector (Kubernetes ≥ 1.36 with the " +
+                "ShardedListAndWatch feature gate)"
+            })
+          )
+        }
+        return Effect.succeed({ mode: "labels" as const, reason: "the API server ignores shardSelector" })
+      }
+    )
+  )
 }
 
 /** @internal */
@@ -69,36 +108,61 @@ export const make = (
     const sharded = new Set([...kinds.primaries, ...kinds.controlled].map(kindKey))
     const primaries = new Set(kinds.primaries.map(kindKey))
     const annotate = Effect.annotateLogs({ ring, replica: identity })
+    const mode = yield* chooseMode(client, options, kinds.primaries[0]!)
+    const sharderLease = `${ring}-sharder`
+
+    // server mode: what this shard serves, published through its Lease (made before the Lease, run after it)
+    const keeper = mode.mode === "server" ? yield* shardKeeper.make(identity) : undefined
+    const tableRef: bucketSharder.TableRef = { table: undefined }
 
     // membership: this shard's own Lease, held as a leader election holds its Lease
     const shard = yield* leaseLeaderElection.make({ ...timings, name: `${ring}-${identity}` }, {
-      [rules.ringLabel]: ring
+      labels: { [rules.ringLabel]: ring },
+      annotations: keeper?.annotations
     })
-    // the sharder runs on the replica that holds the ring's sharder Lease
-    const election = yield* leaseLeaderElection.make({ ...timings, name: `${ring}-sharder` })
-    yield* Effect.forkScoped(annotate(Effect.andThen(
-      election.awaitLeadership,
-      sharder.run({ client, ring, namespace, objectNamespace: options.objectNamespace, kinds })
-    )))
+    // the sharder runs on the replica that holds the ring's sharder Lease (in server mode it publishes the table there)
+    const election = yield* leaseLeaderElection.make({ ...timings, name: sharderLease }, {
+      annotations: mode.mode === "server"
+        ? () => tableRef.table === undefined ? {} : { [buckets.tableAnnotation]: buckets.encodeTable(tableRef.table) }
+        : undefined
+    })
+    const runSharder = mode.mode === "server"
+      ? bucketSharder.run({ client, ring, namespace, lease: sharderLease, tableRef, publish: election.renewSoon })
+      : sharder.run({ client, ring, namespace, objectNamespace: options.objectNamespace, kinds })
+    yield* Effect.forkScoped(annotate(Effect.andThen(election.awaitLeadership, runSharder)))
+    if (keeper !== undefined) {
+      yield* annotate(keeper.run({ client, namespace, sharderLease, publish: shard.renewSoon }))
+    }
 
     const releases = Metric.withAttributes(sharder.metrics.releases, { ring })
     const sharding: Service = {
       ring,
       identity,
+      mode: mode.mode,
       labelSelectorOf: (resource) =>
-        sharded.has(kindKey(resource)) ? `${rules.shardLabel(ring)}=${identity}` : undefined,
-      gateOf: (resource, store) =>
-        primaries.has(kindKey(resource))
-          ? shardGate.make({
-            client,
-            ring,
-            identity,
-            resource,
-            store,
-            events: { released: Metric.update(releases, 1) }
-          })
-          : undefined
+        mode.mode === "labels" && sharded.has(kindKey(resource)) ? `${rules.shardLabel(ring)}=${identity}` : undefined,
+      serverSelectionOf: (resource) =>
+        keeper !== undefined && primaries.has(kindKey(resource)) ? keeper.selection : undefined,
+      gateOf: (resource, store) => {
+        if (!primaries.has(kindKey(resource))) return undefined
+        if (keeper !== undefined) return keeper.gate(store)
+        return shardGate.make({
+          client,
+          ring,
+          identity,
+          resource,
+          store,
+          events: { released: Metric.update(releases, 1) }
+        })
+      }
     }
+    yield* annotate(
+      Effect.logInfo(
+        mode.mode === "server"
+          ? "sharding by the API server's shardSelector: no labels written"
+          : "sharding by assignment labels"
+      ).pipe(Effect.annotateLogs({ reason: mode.reason }))
+    )
     yield* annotate(Effect.logInfo("joining the ring"))
     return {
       sharding,

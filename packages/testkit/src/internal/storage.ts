@@ -22,6 +22,7 @@ import { goContinueToken, type Obj } from "./json.js"
 import { type FieldRequirement, matches, parse as parseLabels, type Requirement } from "./labelSelector.js"
 import type { Change, CoreStorage, Journal } from "./persistence.js"
 import { fromCrd, type Registry, storageKey } from "./resourceType.js"
+import * as ShardSelector from "./shardSelector.js"
 import { badRequest, expired } from "./statuses.js"
 import { each } from "./suspension.js"
 
@@ -29,6 +30,8 @@ import { each } from "./suspension.js"
 export interface ListOptions {
   readonly labelSelector?: string | undefined
   readonly fieldSelector?: string | undefined
+  /** A range of the hash space (`shardSelector.ts`): applied only with the `ShardedListAndWatch` gate. */
+  readonly shardSelector?: string | undefined
   readonly limit?: number | undefined
   readonly continue?: string | undefined
   readonly resourceVersion?: string | undefined
@@ -39,6 +42,8 @@ export interface ListOptions {
 export interface WatchOptions {
   readonly labelSelector?: string | undefined
   readonly fieldSelector?: string | undefined
+  /** As for lists. */
+  readonly shardSelector?: string | undefined
   readonly resourceVersion?: string | undefined
   readonly sendInitialEvents?: boolean | undefined
   readonly allowWatchBookmarks?: boolean | undefined
@@ -68,6 +73,8 @@ interface Watcher {
   readonly namespace: string | undefined
   readonly labels: ReadonlyArray<Requirement>
   readonly fields: ReadonlyArray<FieldRequirement>
+  /** The shard ranges it selects (none: every object). */
+  readonly shards: ReadonlyArray<ShardSelector.ShardRange>
   readonly sink: (event: WatchEvent) => void
   readonly reading: Reading
   /** Only events after this resourceVersion (a watch from one the server has not reached yet waits for it). */
@@ -84,6 +91,8 @@ export interface StorageOptions {
   readonly journal: Journal | undefined
   /** How a stored object of a kind is shown (lists and watches), to a reader that copies or only views it. */
   readonly present: (rt: ResourceType, obj: Obj, reading: Reading) => KubeObject
+  /** The `ShardedListAndWatch` feature gate: `shardSelector` on list and watch (default off, as kube-apiserver). */
+  readonly shardedListAndWatch?: boolean | undefined
 }
 
 /**
@@ -124,9 +133,11 @@ export class Storage {
   private readonly historySize: number
   private readonly journal: Journal | undefined
   private readonly present: (rt: ResourceType, obj: Obj, reading: Reading) => KubeObject
+  private readonly shardedListAndWatch: boolean
 
   constructor(options: StorageOptions) {
     this.registry = options.registry
+    this.shardedListAndWatch = options.shardedListAndWatch ?? false
     this.historySize = options.historySize
     this.journal = options.journal
     this.present = options.present
@@ -273,6 +284,7 @@ export class Storage {
   list(rt: ResourceType, namespace: string | undefined, options: ListOptions, reading: Reading = "copy"): ObjectList {
     const labels = this.labelRequirements(options.labelSelector)
     const fields = this.fieldRequirements(rt, options.fieldSelector)
+    const shards = this.shardRanges(options.shardSelector)
     let at = this.rv
     let startAfter: string | undefined
     if (options.continue !== undefined && options.continue !== "") {
@@ -311,21 +323,26 @@ export class Storage {
     for (; i < keys.length; i++) {
       const obj = source.get(keys[i]!)!
       if (!this.matchesScope(rt, namespace, labels, fields, obj)) continue
+      if (!ShardSelector.matches(shards, obj.metadata)) continue
       if (limit !== undefined && page.length === limit) {
         more = true
         break
       }
       page.push([keys[i]!, obj])
     }
-    const metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } = {
-      resourceVersion: String(at)
-    }
+    const metadata: {
+      resourceVersion: string
+      continue?: string
+      remainingItemCount?: number
+      shardInfo?: { selector: string }
+    } = { resourceVersion: String(at) }
     if (more) {
       metadata.continue = encodeContinue(at, page[page.length - 1]![0])
-      if (labels.length === 0 && fields.length === 0) {
+      if (labels.length === 0 && fields.length === 0 && shards.length === 0) {
         metadata.remainingItemCount = this.remainingInScope(rt, namespace, i)
       }
     }
+    if (shards.length > 0) metadata.shardInfo = { selector: ShardSelector.format(shards) }
     return {
       apiVersion: apiVersion(rt),
       kind: rt.listKind,
@@ -340,6 +357,11 @@ export class Storage {
     const parsed = parseLabels(selector)
     if (parsed._tag === "Err") throw badRequest(parsed.message)
     return parsed.requirements
+  }
+
+  /** The ranges of a `shardSelector`; none without the feature gate (kube-apiserver then ignores the parameter). */
+  private shardRanges(selector: string | undefined): ReadonlyArray<ShardSelector.ShardRange> {
+    return selector === undefined || !this.shardedListAndWatch ? [] : ShardSelector.parse(selector)
   }
 
   private fieldRequirements(rt: ResourceType, selector: string | undefined): ReadonlyArray<FieldRequirement> {
@@ -373,6 +395,7 @@ export class Storage {
       namespace: rt.scope === "Namespaced" ? namespace : undefined,
       labels: this.labelRequirements(options.labelSelector),
       fields: this.fieldRequirements(rt, options.fieldSelector),
+      shards: this.shardRanges(options.shardSelector),
       sink,
       reading,
       after: 0
@@ -382,7 +405,10 @@ export class Storage {
       (options.sendInitialEvents === undefined && (rvParam === undefined || rvParam === "" || rvParam === "0"))
     if (initial) {
       for (const [, obj] of [...this.objects(rt)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        if (this.matchesScope(rt, watcher.namespace, watcher.labels, watcher.fields, obj)) {
+        if (
+          this.matchesScope(rt, watcher.namespace, watcher.labels, watcher.fields, obj) &&
+          ShardSelector.matches(watcher.shards, obj.metadata)
+        ) {
           sink({ type: "ADDED", object: this.present(rt, obj, reading) })
         }
       }
@@ -419,6 +445,8 @@ export class Storage {
 
   private deliver(w: Watcher, e: HistoryEvent): void {
     if (e.rv <= w.after) return
+    // the hashed fields (uid, namespace) never change: an object is in a watch's shard for all its life
+    if (!ShardSelector.matches(w.shards, e.object.metadata)) return
     const now = e.type !== "DELETED" && this.matchesScope(w.rt, w.namespace, w.labels, w.fields, e.object)
     const before = e.prev !== undefined && this.matchesScope(w.rt, w.namespace, w.labels, w.fields, e.prev)
     let type: WatchEvent["type"] | undefined

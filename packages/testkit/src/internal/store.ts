@@ -44,6 +44,8 @@ export interface CoreOptions {
   readonly historySize?: number | undefined
   /** Whether deleting a Namespace deletes its objects (the namespace controller; default true). */
   readonly namespaceLifecycle?: boolean | undefined
+  /** Feature gates, as kube-apiserver's `--feature-gates` (see `TestCluster.Options.featureGates`). */
+  readonly featureGates?: { readonly ShardedListAndWatch?: boolean | undefined } | undefined
   /** Seed of the fault injection random draws (default 0). */
   readonly seed?: number | undefined
   /** Objects and counter to restore, and the journal that makes each later event durable before it is applied. */
@@ -89,7 +91,8 @@ export class Core {
       registry: this.registry,
       historySize: Math.max(1, options.historySize ?? 10_000),
       journal: options.storage?.journal,
-      present: (rt, obj, reading) => this.present(rt, obj, reading)
+      present: (rt, obj, reading) => this.present(rt, obj, reading),
+      shardedListAndWatch: options.featureGates?.ShardedListAndWatch
     })
     try {
       if (options.storage !== undefined && options.storage.rv > 0) {

@@ -49,6 +49,7 @@ export const make = (
         now: () => clock.currentTimeMillisUnsafe(),
         historySize: options.historySize,
         namespaceLifecycle: options.namespaceLifecycle,
+        featureGates: options.featureGates,
         seed: options.seed,
         storage
       })

@@ -379,6 +379,7 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
         {
           labelSelector: q.get("labelSelector") ?? undefined,
           fieldSelector,
+          shardSelector: q.get("shardSelector") ?? undefined,
           resourceVersion: q.get("resourceVersion") ?? undefined,
           sendInitialEvents: bool(q.get("sendInitialEvents")),
           allowWatchBookmarks: bool(q.get("allowWatchBookmarks"))
@@ -471,6 +472,7 @@ export const makeHandler = (core: Core, options: HandlerOptions): Handler => {
         const listOptions = {
           labelSelector: q.get("labelSelector") ?? undefined,
           fieldSelector: q.get("fieldSelector") ?? undefined,
+          shardSelector: q.get("shardSelector") ?? undefined,
           limit: Query.listOptions(q, false).limit,
           continue: q.get("continue") ?? undefined,
           resourceVersion: q.get("resourceVersion") ?? undefined,

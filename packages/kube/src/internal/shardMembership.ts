@@ -1,0 +1,123 @@
+/**
+ * The sharder's view of a ring's members: the shard Leases labelled with the ring, watched. A shard is live while its
+ * Lease has a holder and has not expired in the sharder's eyes — `leaseDurationSeconds` after the sharder first
+ * observed its current content, on the sharder's own clock (client-go's rule; remote timestamps are never compared
+ * with local time). Leases not live for `max(1 min, 4 × their duration)` are deleted (a replica's identity is new
+ * at each start, so its Lease would otherwise stay).
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Cache from "../Cache.js"
+import type * as KubeClient from "../KubeClient.js"
+import * as Resource from "../Resource.js"
+import * as internalInformer from "./informer.js"
+import * as rules from "./sharding.js"
+
+interface Observed {
+  readonly content: string
+  readonly at: number
+  readonly holder: string
+  readonly millis: number
+  readonly lease: Resource.Lease
+}
+
+/** The members as seen at one instant. */
+export interface Members {
+  /** The live shards. */
+  readonly live: ReadonlySet<string>
+  /** When the first of them expires, unless renewed (Infinity: none live). */
+  readonly next: number
+  /** The Lease of each live shard, as last observed. */
+  readonly leases: ReadonlyMap<string, Resource.Lease>
+}
+
+/** Watches the ring's shard Leases; `changed` is called on every Lease event. */
+export const make = (params: {
+  readonly client: KubeClient.KubeClient.Service
+  readonly ring: string
+  readonly namespace: string
+  readonly changed: () => void
+}) =>
+  Effect.gen(function*() {
+    const { client, namespace } = params
+    const informer = yield* internalInformer.make(
+      Cache.listWatch(client, Resource.Lease, { namespace, labelSelector: `${rules.ringLabel}=${params.ring}` }),
+      { failAtStart: false }
+    )
+    const observed = new Map<string, Observed>()
+    const observe = (lease: Resource.Lease, now: number) => {
+      const name = lease.metadata?.name ?? ""
+      const spec = lease.spec
+      const content = JSON.stringify([
+        spec?.holderIdentity ?? "",
+        spec?.leaseDurationSeconds ?? 0,
+        spec?.acquireTime ?? "",
+        spec?.renewTime ?? "",
+        spec?.leaseTransitions ?? 0
+      ])
+      const before = observed.get(name)
+      const seconds = spec?.leaseDurationSeconds ?? 0
+      observed.set(name, {
+        content,
+        at: before?.content === content ? before.at : now,
+        holder: spec?.holderIdentity ?? "",
+        millis: seconds > 0 ? seconds * 1000 : 0,
+        lease
+      })
+    }
+    yield* Effect.forkScoped(Stream.runForEach(informer.events, (event) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        if (event._tag === "Delete") observed.delete(event.object.metadata?.name ?? "")
+        else observe(event.object, now)
+        params.changed()
+      })))
+
+    /** The members at `now`. */
+    const at = (now: number): Members => {
+      const live = new Set<string>()
+      const leases = new Map<string, Resource.Lease>()
+      let next = Infinity
+      for (const o of observed.values()) {
+        const expires = o.at + o.millis
+        if (o.holder !== "" && expires > now) {
+          live.add(o.holder)
+          leases.set(o.holder, o.lease)
+          next = Math.min(next, expires)
+        }
+      }
+      return { live, next, leases }
+    }
+
+    /** Deletes the Leases not live for `max(1 min, 4 × duration)`, each only as last observed. */
+    const collect = (now: number) =>
+      Effect.forEach(
+        [...observed].filter(([, o]) =>
+          o.holder === "" ? now - o.at >= 60_000 : now - (o.at + o.millis) >= Math.max(60_000, 4 * o.millis)
+        ),
+        ([name, o]) =>
+          client.delete(Resource.Lease, name, {
+            namespace,
+            preconditions: { resourceVersion: o.lease.metadata?.resourceVersion }
+          }).pipe(
+            Effect.andThen(
+              Effect.logDebug("deleted the Lease of a departed shard").pipe(Effect.annotateLogs({ lease: name }))
+            ),
+            Effect.ignore
+          ),
+        { discard: true }
+      )
+
+    return { synced: Effect.ignore(informer.synced), at, collect }
+  }) as Effect.Effect<Membership, never, Scope.Scope>
+
+/** A ring's membership, watched. */
+export interface Membership {
+  /** Completes once the Leases were first listed. */
+  readonly synced: Effect.Effect<void>
+  /** The members at `now`. */
+  readonly at: (now: number) => Members
+  /** Deletes the Leases of departed shards. */
+  readonly collect: (now: number) => Effect.Effect<void>
+}

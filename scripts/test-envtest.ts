@@ -35,6 +35,7 @@ export const suites: ReadonlyArray<string> = [
   "packages/kube/test/KubeOutcome.test.ts",
   "packages/kube/test/LeaseLeaderElectionHttp.test.ts",
   "packages/kube/test/ShardingHttp.test.ts",
+  "packages/kube/test/ShardSelectorHttp.test.ts",
   "packages/kube/test/Resource.test.ts",
   "packages/kube/test/ResourceConstraints.test.ts",
   "packages/kube/test/Status.test.ts",

@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Manager from "@reconcile/core/Manager"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Cache from "../src/Cache.js"
+import * as buckets from "../src/internal/shardBuckets.js"
 import * as KubeClient from "../src/KubeClient.js"
 import * as KubeController from "../src/KubeController.js"
 import * as KubeError from "../src/KubeError.js"
@@ -16,7 +17,8 @@ import * as Resource from "../src/Resource.js"
 import * as Sharding from "../src/Sharding.js"
 import { check, eventually, freshNamespace, kubeLayer, makeEnv } from "./support/env.js"
 
-const env = makeEnv()
+// the server selects shards where asked (`shardSelector`): the rings below shard by labels, and by the server
+const env = makeEnv({ shardedListAndWatch: true })
 const TestLayer = KubeClient.layer.pipe(Layer.provideMerge(kubeLayer()), Layer.provideMerge(env.layer))
 
 const RING = "http-apps"
@@ -60,7 +62,9 @@ interface Replica {
   readonly stop: (how: "crash" | "leave") => Effect.Effect<void>
 }
 
-const makeWorld = (namespace: string) =>
+type Mode = "labels" | "server"
+
+const makeWorld = (namespace: string, mode: Mode) =>
   Effect.gen(function*() {
     const client = yield* KubeClient.KubeClient
     const parent = yield* Effect.scope
@@ -83,12 +87,14 @@ const makeWorld = (namespace: string) =>
         const context = yield* KubeController.layer(controller).pipe(
           Layer.provideMerge(Manager.layer()),
           Layer.provideMerge(Cache.layer({ namespace })),
-          Layer.provide(Sharding.layer({
+          Layer.provideMerge(Sharding.layer({
             ring: RING,
             identity,
             namespace,
             objectNamespace: namespace,
             controllers: [controller],
+            // labels: forced; server: chosen because the server answers a shardSelector
+            mode: mode === "labels" ? "labels" : "auto",
             ...timing
           })),
           Layer.provide(Layer.succeed(KubeClient.KubeClient, guarded)),
@@ -96,6 +102,7 @@ const makeWorld = (namespace: string) =>
           Scope.provide(scope),
           Effect.orDie
         )
+        assert.strictEqual(Context.get(context, Sharding.Sharding).mode, mode)
         const replica: Replica = {
           identity,
           cache: Context.get(context, Cache.Cache),
@@ -108,19 +115,40 @@ const makeWorld = (namespace: string) =>
         }
         return replica
       })
-    const labels = Effect.map(
-      client.list(Resource.ConfigMap, { namespace }),
-      (list) => new Map(list.items.map((cm) => [cm.metadata!.name!, cm.metadata?.labels?.[Sharding.shardLabel(RING)]]))
-    )
-    /** Every ConfigMap reconciled at its current value by the shard it is assigned to, none draining. */
+    /** Each ConfigMap's shard (its label, or its bucket's in the sharder's table), and whether one is moving. */
+    const assignment = Effect.gen(function*() {
+      const list = yield* client.list(Resource.ConfigMap, { namespace })
+      if (mode === "labels") {
+        return {
+          list,
+          shards: new Map(
+            list.items.map((cm) => [cm.metadata!.name!, cm.metadata?.labels?.[Sharding.shardLabel(RING)]])
+          ),
+          moving: list.items.some((cm) => cm.metadata?.labels?.[Sharding.drainLabel(RING)] !== undefined)
+        }
+      }
+      const lease = yield* KubeError.ignoreNotFound(client.get(Resource.Lease, `${RING}-sharder`, { namespace }))
+      const table = lease._tag === "None"
+        ? undefined
+        : buckets.decodeTable(lease.value.metadata?.annotations?.[buckets.tableAnnotation])
+      return {
+        list,
+        shards: new Map(
+          list.items.map((cm) => [cm.metadata!.name!, table?.shards[buckets.bucketOf(cm.metadata!.uid!)]])
+        ),
+        moving: table === undefined || table.draining.size > 0
+      }
+    })
+    const labels = Effect.map(assignment, (a) => a.shards)
+    /** Every ConfigMap reconciled at its current value by the shard it is assigned to, nothing moving. */
     const converged = (live: ReadonlyArray<string>) =>
-      Effect.flatMap(client.list(Resource.ConfigMap, { namespace }), (list) =>
+      Effect.flatMap(assignment, ({ list, moving, shards }) =>
         check(() => {
+          assert.isFalse(moving, "nothing is moving")
           for (const cm of list.items) {
-            const shard = cm.metadata?.labels?.[Sharding.shardLabel(RING)]
+            const shard = shards.get(cm.metadata!.name!)
             const last = ledger.last.get(cm.metadata!.name!)
             assert(shard !== undefined && live.includes(shard), `${cm.metadata!.name} on a live shard (${shard})`)
-            assert.isUndefined(cm.metadata?.labels?.[Sharding.drainLabel(RING)])
             assert.deepStrictEqual(last, [shard, cm.data?.v ?? ""], `${cm.metadata!.name} reconciled by its shard`)
           }
         }))
@@ -129,95 +157,103 @@ const makeWorld = (namespace: string) =>
     return { client, ledger, start, labels, converged, edit }
   })
 
-describe("Sharding over HTTP (real time, both clusters)", () => {
-  it.live(
-    "three shards split the objects, children follow; a new shard drains in; a crashed one's objects move",
-    () =>
-      Effect.gen(function*() {
-        const namespace = yield* freshNamespace("sharding")
-        const world = yield* makeWorld(namespace)
-        const a = yield* world.start("shard-a")
-        const b = yield* world.start("shard-b")
-        for (let i = 0; i < 30; i++) {
-          const cm = yield* world.client.create(Resource.ConfigMap, {
-            metadata: { name: `app-${i}`, namespace },
-            data: { v: "1" }
-          })
-          yield* world.client.create(Resource.Secret, {
-            metadata: {
-              name: `app-${i}`,
-              namespace,
-              ownerReferences: [{
-                apiVersion: "v1",
-                kind: "ConfigMap",
+for (const mode of ["labels", "server"] as const) {
+  describe(`Sharding by ${mode} over HTTP (real time, both clusters)`, () => {
+    it.live(
+      "three shards split the objects, children follow; a new shard drains in; a crashed one's objects move",
+      () =>
+        Effect.gen(function*() {
+          const namespace = yield* freshNamespace("sharding")
+          const world = yield* makeWorld(namespace, mode)
+          const a = yield* world.start("shard-a")
+          const b = yield* world.start("shard-b")
+          for (let i = 0; i < 30; i++) {
+            const cm = yield* world.client.create(Resource.ConfigMap, {
+              metadata: { name: `app-${i}`, namespace },
+              data: { v: "1" }
+            })
+            yield* world.client.create(Resource.Secret, {
+              metadata: {
                 name: `app-${i}`,
-                uid: cm.metadata!.uid!,
-                controller: true
-              }]
-            }
-          })
-        }
-        yield* eventually(world.converged(["shard-a", "shard-b"]), 20_000)
+                namespace,
+                ownerReferences: [{
+                  apiVersion: "v1",
+                  kind: "ConfigMap",
+                  name: `app-${i}`,
+                  uid: cm.metadata!.uid!,
+                  controller: true
+                }]
+              }
+            })
+          }
+          yield* eventually(world.converged(["shard-a", "shard-b"]), 20_000)
 
-        // a third shard joins while every object is being edited: objects drain from a and b into c
-        const c = yield* world.start("shard-c")
-        for (let round = 0; round < 10; round++) {
-          for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, `r${round}`)
-          yield* Effect.sleep("100 millis")
-        }
-        yield* eventually(world.converged(["shard-a", "shard-b", "shard-c"]), 20_000)
-        const spread = yield* world.labels
-        for (const shard of ["shard-a", "shard-b", "shard-c"]) {
-          assert([...spread.values()].includes(shard), `${shard} holds objects`)
-        }
-        // children on their owner's shard; each cache holds exactly its shard's objects
-        yield* eventually(
-          Effect.gen(function*() {
-            const secrets = yield* world.client.list(Resource.Secret, { namespace })
-            for (const secret of secrets.items) {
-              assert.strictEqual(
-                secret.metadata?.labels?.[Sharding.shardLabel(RING)],
-                spread.get(secret.metadata!.name!),
-                `Secret ${secret.metadata!.name} on its owner's shard`
-              )
-            }
-            for (const replica of [a, b, c]) {
-              const own = [...spread].filter(([, s]) => s === replica.identity).map(([name]) => name)
-              const configMaps = yield* replica.cache.list(Resource.ConfigMap, { namespace })
-              const cachedSecrets = yield* replica.cache.list(Resource.Secret, { namespace })
-              assert.sameMembers(configMaps.map((o) => o.metadata!.name!), own, `${replica.identity}'s ConfigMaps`)
-              assert.sameMembers(cachedSecrets.map((o) => o.metadata!.name!), own, `${replica.identity}'s Secrets`)
-            }
-          }),
-          10_000
-        )
+          // a third shard joins while every object is being edited: objects drain from a and b into c
+          const c = yield* world.start("shard-c")
+          for (let round = 0; round < 10; round++) {
+            for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, `r${round}`)
+            yield* Effect.sleep("100 millis")
+          }
+          yield* eventually(world.converged(["shard-a", "shard-b", "shard-c"]), 20_000)
+          const spread = yield* world.labels
+          for (const shard of ["shard-a", "shard-b", "shard-c"]) {
+            assert([...spread.values()].includes(shard), `${shard} holds objects`)
+          }
+          // children on their owner's shard; each cache holds exactly its shard's objects
+          yield* eventually(
+            Effect.gen(function*() {
+              const secrets = yield* world.client.list(Resource.Secret, { namespace })
+              for (const secret of mode === "labels" ? secrets.items : []) {
+                assert.strictEqual(
+                  secret.metadata?.labels?.[Sharding.shardLabel(RING)],
+                  spread.get(secret.metadata!.name!),
+                  `Secret ${secret.metadata!.name} on its owner's shard`
+                )
+              }
+              for (const replica of [a, b, c]) {
+                const own = [...spread].filter(([, s]) => s === replica.identity).map(([name]) => name)
+                const configMaps = yield* replica.cache.list(Resource.ConfigMap, { namespace })
+                const cachedSecrets = yield* replica.cache.list(Resource.Secret, { namespace })
+                assert.sameMembers(configMaps.map((o) => o.metadata!.name!), own, `${replica.identity}'s ConfigMaps`)
+                // server: the server hashes a Secret's own uid, so Secrets are not restricted
+                assert.sameMembers(
+                  cachedSecrets.map((o) => o.metadata!.name!),
+                  mode === "labels" ? own : secrets.items.map((o) => o.metadata!.name!),
+                  `${replica.identity}'s Secrets`
+                )
+              }
+            }),
+            10_000
+          )
 
-        // one crashes (not the sharder's replica): its objects are reconciled elsewhere within the lease and 5 s
-        const sharder = (yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace })).spec?.holderIdentity
-        const victim = [a, b, c].find((r) => r.identity !== sharder)!
-        const survivors = [a, b, c].filter((r) => r !== victim).map((r) => r.identity)
-        const held = [...spread].filter(([, s]) => s === victim.identity).map(([name]) => name)
-        const crashedAt = Date.now()
-        yield* victim.stop("crash")
-        yield* eventually(
-          check(() => {
-            for (const name of held) {
-              const started = world.ledger.started.get(name)
-              assert(started !== undefined && survivors.includes(started[0]) && started[1] > crashedAt, name)
-            }
-          }),
-          LEASE + 5_000
-        )
-        for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, "after")
-        yield* eventually(world.converged(survivors), 20_000)
+          // one crashes (not the sharder's replica): its objects are reconciled elsewhere within the lease and 5 s
+          const sharder = (yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace })).spec
+            ?.holderIdentity
+          const victim = [a, b, c].find((r) => r.identity !== sharder)!
+          const survivors = [a, b, c].filter((r) => r !== victim).map((r) => r.identity)
+          const held = [...spread].filter(([, s]) => s === victim.identity).map(([name]) => name)
+          const crashedAt = Date.now()
+          yield* victim.stop("crash")
+          yield* eventually(
+            check(() => {
+              for (const name of held) {
+                const started = world.ledger.started.get(name)
+                assert(started !== undefined && survivors.includes(started[0]) && started[1] > crashedAt, name)
+              }
+            }),
+            LEASE + 5_000
+          )
+          for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, "after")
+          yield* eventually(world.converged(survivors), 20_000)
 
-        // a graceful leave hands over at once (its Lease released)
-        const leaver = [a, b, c].find((r) => r !== victim && r.identity !== sharder)!
-        yield* leaver.stop("leave")
-        const remaining = survivors.filter((s) => s !== leaver.identity)
-        yield* eventually(world.converged(remaining), LEASE + 5_000)
-        assert.deepStrictEqual(world.ledger.overlaps, [])
-      }).pipe(Effect.provide(TestLayer), Effect.scoped),
-    90_000
-  )
-})
+          // a graceful leave hands over at once (its Lease released)
+          const leaver = [a, b, c].find((r) => r !== victim && r.identity !== sharder)!
+          yield* leaver.stop("leave")
+          const remaining = survivors.filter((s) => s !== leaver.identity)
+          yield* eventually(world.converged(remaining), LEASE + 5_000)
+          assert.deepStrictEqual(world.ledger.overlaps, [])
+        }).pipe(Effect.provide(TestLayer), Effect.scoped),
+      90_000
+    )
+  })
+}

@@ -1,5 +1,5 @@
 /**
- * The assignment rules of sharded controllers (`internal/sharding.ts`), checked against a model of replicas and a
+ * The assignment rules of sharded controllers (`internal/shardRules.ts`), checked against a model of replicas and a
  * sharder under random scripts: joins, graceful leaves, kills and partitions (a partitioned replica reconciles from
  * a stale cache until it stops itself, before its Lease can expire), creates and deletes, the sharder's steps, the
  * shards' reconciles and acknowledgements, in any interleaving. At every step no object is reconciled by two
@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Arbitrary, Schema } from "effect"
-import * as Sharding from "../src/internal/sharding.js"
+import * as Sharding from "../src/internal/shardRules.js"
 
 type Labels = Record<string, string>
 

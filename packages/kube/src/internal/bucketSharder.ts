@@ -3,7 +3,7 @@
  * to the live shards on the consistent-hash ring and publishes the table through its own Lease (the annotation is
  * written with the sharder Lease's next renewal, asked for at once). It reads no object: its cost is the Leases.
  *
- * Per bucket, as `sharding.ts`'s `decide` per object: unassigned or on a shard that is not live, it is assigned to
+ * Per bucket, as `shardRules.ts`'s `decide` per object: unassigned or on a shard that is not live, it is assigned to
  * its place at once (a shard that is not live stopped itself before its Lease could expire); on a live shard that
  * is not its place, it is marked draining as of the next generation, and moved only once that shard has published
  * a generation at least that one without the bucket among those it serves.
@@ -20,8 +20,8 @@ import * as KubeError from "../KubeError.js"
 import * as Resource from "../Resource.js"
 import * as buckets from "./shardBuckets.js"
 import { metrics } from "./sharder.js"
-import * as rules from "./sharding.js"
 import * as shardMembership from "./shardMembership.js"
+import * as rules from "./shardRules.js"
 
 /** The table the sharder's Lease publishes (read by its election at each renewal). */
 export interface TableRef {

@@ -191,6 +191,8 @@ export const make: Effect.Effect<KubeClient.KubeClient.Service, never, Kube.Kube
       }
     }).pipe(
       Effect.flatMap((body) => {
+        // an empty PartialObjectMetadataList comes with `items: null` from kube-apiserver (Go's nil slice)
+        if (isRecord(body) && body.items === null && isRecord(body.metadata)) body = { ...body, items: [] }
         if (!isRecord(body) || !Array.isArray(body.items)) {
           return Effect.fail(
             new KubeError.Decode({

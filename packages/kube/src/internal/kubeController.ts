@@ -13,8 +13,8 @@ import * as Cache from "../Cache.js"
 import type * as KubeController from "../KubeController.js"
 import * as Resource from "../Resource.js"
 import type * as Undecodable from "../Undecodable.js"
-import { drainLabel } from "./sharding.js"
 import { Sharding } from "./shardingService.js"
+import { drainLabel } from "./shardRules.js"
 
 /** A handler with the priority option of a `for` / `owns` / `watches` entry, if any. */
 const prioritized = <A, E, R>(

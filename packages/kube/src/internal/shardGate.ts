@@ -18,8 +18,8 @@ import * as Effect from "effect/Effect"
 import type * as KubeClient from "../KubeClient.js"
 import type * as Resource from "../Resource.js"
 import type * as Store from "../Store.js"
-import { acknowledge, owns } from "./sharding.js"
 import type { Gate } from "./shardingService.js"
+import { acknowledge, owns } from "./shardRules.js"
 
 /** What the gate counts (the sharding metrics read them). */
 export interface GateEvents {

@@ -13,7 +13,7 @@ import * as Cache from "../Cache.js"
 import type * as KubeClient from "../KubeClient.js"
 import * as Resource from "../Resource.js"
 import * as internalInformer from "./informer.js"
-import * as rules from "./sharding.js"
+import * as rules from "./shardRules.js"
 
 interface Observed {
   readonly content: string

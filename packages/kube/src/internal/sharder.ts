@@ -1,6 +1,6 @@
 /**
  * The sharder: run by the replica that holds the ring's sharder Lease, it keeps every object of the ring's kinds
- * assigned to a live shard (the rules are `sharding.ts`'s).
+ * assigned to a live shard (the rules are `shardRules.ts`'s).
  *
  * - **Membership**: `shardMembership.ts` (the live shards, by their Leases).
  * - **Objects**: metadata-only informers of the ring's kinds, so the sharder's memory does not grow with object
@@ -25,8 +25,8 @@ import * as MetadataOnly from "../MetadataOnly.js"
 import type * as Resource from "../Resource.js"
 import * as internalInformer from "./informer.js"
 import { compactObject } from "./metadataOnly.js"
-import * as rules from "./sharding.js"
 import * as shardMembership from "./shardMembership.js"
+import * as rules from "./shardRules.js"
 
 /** The ring's kinds. */
 export interface Kinds {

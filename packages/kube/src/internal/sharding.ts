@@ -1,114 +1,177 @@
-/**
- * The assignment rules of sharded controllers (issue 24), as pure functions over an object's metadata — the first
- * piece of sharding; the Lease membership, the sharder's watches and the shards' label-selected informers come next
- * and build on these. The design follows timebertt's kubernetes-controller-sharding (its ideas, none of its code):
- *
- * - **Ring**: the live shards (replicas whose shard Lease is not expired) on a consistent-hash ring (effect's
- *   `HashRing`, 128 virtual points each); an object's place is the hash of its key — its controlling owner's uid
- *   when it has one, so an owner and the objects it controls land on one shard, else its own uid. `HashRing`
- *   hashes strings with a 32-bit djb2, under which similar names (`r0`, `r1`, …) and their virtual points cluster:
- *   measured with 3–5 shards and 30,000 uids, the busiest shard had up to 1.75× the mean and the idlest 0.2×. Shard
- *   names and keys are therefore given to it as the first 16 hex digits of their SHA-256: then within 1.08× (the
- *   balance test in `test/sharding.test.ts`).
- * - **Assignment**: the label `shard.reconcile.dev/<ring>: <shard>`, written by the sharder. A shard reconciles
- *   exactly the objects labelled with its name and not being drained ({@link owns}).
- * - **Moves without overlap**: when the ring puts an object elsewhere while its shard is alive, the sharder only
- *   adds the drain label `drain.shard.reconcile.dev/<ring>`; the shard stops reconciling it, finishes what is in
- *   flight, and removes both labels ({@link acknowledge}); only then does the sharder assign the new shard. An object
- *   whose shard is not live (its Lease expired) is assigned at once: its old shard stopped itself before its Lease
- *   could expire (it stops when it cannot renew for `renewDeadline` < `leaseDuration`, as leader election does).
- *
- * Left for the runtime that uses these: a shard must remember the objects it let go until its cache shows the
- * labels removed (else a stale cache still says it owns them), and a partitioned shard's guarantee holds only with
- * clocks that run at the same rate and request latencies below `leaseDuration - renewDeadline`.
- */
-import * as HashRing from "effect/HashRing"
-import * as PrimaryKey from "effect/PrimaryKey"
-import { createHash } from "node:crypto"
+import type { LeaderElection } from "@reconcile/core/LeaderElection"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Random from "effect/Random"
+import type * as Scope from "effect/Scope"
+import * as Os from "node:os"
+import * as KubeClient from "../KubeClient.js"
+import type { LeaseLeaderElectionError } from "../LeaseLeaderElection.js"
+import type * as Resource from "../Resource.js"
+import { type Options, ShardingError } from "../Sharding.js"
+import * as bucketSharder from "./bucketSharder.js"
+import * as leaseLeaderElection from "./leaseLeaderElection.js"
+import * as buckets from "./shardBuckets.js"
+import * as sharder from "./sharder.js"
+import * as shardGate from "./shardGate.js"
+import { kindKey, type Service } from "./shardingService.js"
+import * as shardKeeper from "./shardKeeper.js"
+import * as rules from "./shardRules.js"
 
-/** The label that assigns an object to a shard of `ring`. */
-export const shardLabel = (ring: string): string => `shard.reconcile.dev/${ring}`
+const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 
-/** The label that asks an object's shard of `ring` to let it go. */
-export const drainLabel = (ring: string): string => `drain.shard.reconcile.dev/${ring}`
-
-/** What the rules read of an object. */
-export interface Meta {
-  readonly uid?: string | undefined
-  readonly labels?: Readonly<Record<string, string>> | undefined
-  readonly ownerReferences?:
-    | ReadonlyArray<{ readonly uid: string; readonly controller?: boolean | undefined }>
-    | undefined
-}
-
-/** The key an object is placed by: its controlling owner's uid, else its own. */
-export const keyOf = (meta: Meta): string =>
-  meta.ownerReferences?.find((o) => o.controller === true)?.uid ?? meta.uid ?? ""
-
-/** The label of a shard Lease: the ring it is a member of. */
-export const ringLabel = "lease.shard.reconcile.dev/ring"
-
-/** The drain label's value. */
-export const draining = "true"
-
-/** The first 16 hex digits of a string's SHA-256: what the ring hashes (see the module's comment). */
-const spread = (value: string): string => createHash("sha256").update(value).digest("hex").slice(0, 16)
-
-class Shard implements PrimaryKey.PrimaryKey {
-  private readonly key: string
-  constructor(readonly name: string) {
-    this.key = spread(name)
+/** @internal */
+export const defaultIdentity: Effect.Effect<string> = Effect.map(
+  Random.nextIntBetween(0, 0x10000000, { halfOpen: true }),
+  (n) => {
+    const host = Os.hostname().toLowerCase().replace(/[^-a-z0-9]/g, "-").replace(/^-+|-+$/g, "").slice(0, 54)
+    return `${host === "" ? "shard" : host}-${n.toString(16).padStart(7, "0")}`
   }
-  [PrimaryKey.symbol](): string {
-    return this.key
+)
+
+/** The ring's kinds: the controllers' `for` kinds, and their `owns` kinds that are not also some `for`. */
+const kindsOf = (options: Options): sharder.Kinds => {
+  const primaries = new Map<string, Resource.Resource<any>>()
+  for (const c of options.controllers) primaries.set(kindKey(c.for), c.for)
+  const controlled = new Map<string, Resource.Resource<any>>()
+  for (const c of options.controllers) {
+    for (const owned of c.owns) if (!primaries.has(kindKey(owned))) controlled.set(kindKey(owned), owned)
   }
+  return { primaries: [...primaries.values()], controlled: [...controlled.values()] }
 }
 
-/** The ring of the live shards. */
-export interface Ring {
-  readonly live: ReadonlySet<string>
-  /** The shard the ring places `key` on (`undefined` when no shard is live). */
-  readonly place: (key: string) => string | undefined
+/** Whether the API server selects shards: a list with a `shardSelector` that it echoes in `metadata.shardInfo`. */
+const chooseMode = (
+  client: KubeClient.KubeClient.Service,
+  options: Options,
+  primary: Resource.Resource<any>
+): Effect.Effect<{ readonly mode: "labels" | "server"; readonly reason: string }, ShardingError> => {
+  const wanted = options.mode ?? "auto"
+  if (wanted === "labels") return Effect.succeed({ mode: "labels", reason: "mode: labels" })
+  // a full list: kube-apiserver 1.36 filters a PartialObjectMetadataList too but leaves `shardInfo` out of it
+  return client.list(primary, {
+    namespace: options.objectNamespace,
+    limit: 1,
+    shardSelector: buckets.selectorOf(new Set(Array.from({ length: buckets.bucketCount }, (_, b) => b)))
+  }).pipe(
+    Effect.mapError((error) =>
+      new ShardingError({ reason: `cannot ask the API server whether it selects shards: ${error.message}` })
+    ),
+    Effect.flatMap(
+      (list): Effect.Effect<{ readonly mode: "labels" | "server"; readonly reason: string }, ShardingError> => {
+        if (list.shardSelector !== undefined) {
+          return Effect.succeed({ mode: "server" as const, reason: "the API server answered a shardSelector" })
+        }
+        if (wanted === "server") {
+          return Effect.fail(
+            new ShardingError({
+              reason: "mode: server, but the API server ignores shardSelector (Kubernetes ≥ 1.36 with the " +
+                "ShardedListAndWatch feature gate)"
+            })
+          )
+        }
+        return Effect.succeed({ mode: "labels" as const, reason: "the API server ignores shardSelector" })
+      }
+    )
+  )
 }
 
-/** A ring of the shards named. */
-export const ring = (live: Iterable<string>): Ring => {
-  const names = new Set(live)
-  const hashRing = HashRing.make<Shard>()
-  HashRing.addMany(hashRing, [...names].sort().map((name) => new Shard(name)))
-  return { live: names, place: (key) => names.size === 0 ? undefined : HashRing.get(hashRing, spread(key))?.name }
-}
+/** @internal */
+export const make = (
+  options: Options
+): Effect.Effect<
+  { readonly sharding: Service; readonly election: LeaderElection.Service },
+  ShardingError | LeaseLeaderElectionError,
+  KubeClient.KubeClient | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const fail = (reason: string) => Effect.fail(new ShardingError({ reason }))
+    const ring = options.ring
+    if (!dnsLabel.test(ring) || ring.length > 63) return yield* fail(`ring "${ring}" is not a DNS-1123 label`)
+    if (options.controllers.length === 0) return yield* fail("a ring needs at least one controller")
+    const identity = options.identity ?? (yield* defaultIdentity)
+    if (!dnsLabel.test(identity) || identity.length > 63) {
+      return yield* fail(
+        `identity "${identity}" is not a DNS-1123 label (it is a label value and part of a Lease name)`
+      )
+    }
+    if (identity === "sharder") return yield* fail(`identity "sharder" is reserved (the sharder's Lease)`)
+    const client = yield* KubeClient.KubeClient
+    const namespace = options.namespace ?? "default"
+    const timings = {
+      namespace,
+      identity,
+      leaseDuration: options.leaseDuration,
+      renewDeadline: options.renewDeadline,
+      retryPeriod: options.retryPeriod
+    }
+    const kinds = kindsOf(options)
+    const sharded = new Set([...kinds.primaries, ...kinds.controlled].map(kindKey))
+    const primaries = new Set(kinds.primaries.map(kindKey))
+    const annotate = Effect.annotateLogs({ ring, replica: identity })
+    const mode = yield* chooseMode(client, options, kinds.primaries[0]!)
+    const sharderLease = `${ring}-sharder`
 
-/** What the sharder does next for an object. */
-export type Decision =
-  /** Nothing: assigned where the ring places it, or waiting for its shard to let it go. */
-  | { readonly _tag: "Keep" }
-  /** Label it with `shard` (and remove a drain label): unassigned, or its shard is gone. */
-  | { readonly _tag: "Assign"; readonly shard: string }
-  /** Add the drain label: its live shard must let it go before it moves. */
-  | { readonly _tag: "Drain"; readonly from: string }
+    // server mode: what this shard serves, published through its Lease (made before the Lease, run after it)
+    const keeper = mode.mode === "server" ? yield* shardKeeper.make(identity) : undefined
+    const tableRef: bucketSharder.TableRef = { table: undefined }
 
-/** The sharder's next step for an object of `ringName` with metadata `meta`, given the live ring. */
-export const decide = (ringName: string, live: Ring, meta: Meta): Decision => {
-  const target = live.place(keyOf(meta))
-  const current = meta.labels?.[shardLabel(ringName)]
-  const isDraining = meta.labels?.[drainLabel(ringName)] !== undefined
-  if (current === undefined || !live.live.has(current)) {
-    return target === undefined ? { _tag: "Keep" } : { _tag: "Assign", shard: target }
-  }
-  if (current === target || target === undefined) return { _tag: "Keep" }
-  return isDraining ? { _tag: "Keep" } : { _tag: "Drain", from: current }
-}
+    // membership: this shard's own Lease, held as a leader election holds its Lease
+    const shard = yield* leaseLeaderElection.make({ ...timings, name: `${ring}-${identity}` }, {
+      labels: { [rules.ringLabel]: ring },
+      annotations: keeper?.annotations
+    })
+    // the sharder runs on the replica that holds the ring's sharder Lease (in server mode it publishes the table there)
+    const election = yield* leaseLeaderElection.make({ ...timings, name: sharderLease }, {
+      annotations: mode.mode === "server"
+        ? () => tableRef.table === undefined ? {} : { [buckets.tableAnnotation]: buckets.encodeTable(tableRef.table) }
+        : undefined
+    })
+    const runSharder = mode.mode === "server"
+      ? bucketSharder.run({ client, ring, namespace, lease: sharderLease, tableRef, publish: election.renewSoon })
+      : sharder.run({ client, ring, namespace, objectNamespace: options.objectNamespace, kinds })
+    yield* Effect.forkScoped(annotate(Effect.andThen(election.awaitLeadership, runSharder)))
+    if (keeper !== undefined) {
+      yield* annotate(keeper.run({ client, namespace, sharderLease, publish: shard.renewSoon }))
+    }
 
-/** Whether `shard` may reconcile the object: labelled with it, and not being drained. */
-export const owns = (ringName: string, shard: string, meta: Meta): boolean =>
-  meta.labels?.[shardLabel(ringName)] === shard && meta.labels?.[drainLabel(ringName)] === undefined
-
-/**
- * The labels a shard removes to let a drained object go (once no reconcile of it is in flight): its assignment and
- * the drain label; `undefined` when the object is not its, or not being drained.
- */
-export const acknowledge = (ringName: string, shard: string, meta: Meta): ReadonlyArray<string> | undefined =>
-  meta.labels?.[shardLabel(ringName)] === shard && meta.labels?.[drainLabel(ringName)] !== undefined
-    ? [shardLabel(ringName), drainLabel(ringName)]
-    : undefined
+    const releases = Metric.withAttributes(sharder.metrics.releases, { ring })
+    const sharding: Service = {
+      ring,
+      identity,
+      mode: mode.mode,
+      labelSelectorOf: (resource) =>
+        mode.mode === "labels" && sharded.has(kindKey(resource)) ? `${rules.shardLabel(ring)}=${identity}` : undefined,
+      serverSelectionOf: (resource) =>
+        keeper !== undefined && primaries.has(kindKey(resource)) ? keeper.selection : undefined,
+      gateOf: (resource, store) => {
+        if (!primaries.has(kindKey(resource))) return undefined
+        if (keeper !== undefined) return keeper.gate(store)
+        return shardGate.make({
+          client,
+          ring,
+          identity,
+          resource,
+          store,
+          events: { released: Metric.update(releases, 1) }
+        })
+      }
+    }
+    yield* annotate(
+      Effect.logInfo(
+        mode.mode === "server"
+          ? "sharding by the API server's shardSelector: no labels written"
+          : "sharding by assignment labels"
+      ).pipe(Effect.annotateLogs({ reason: mode.reason }))
+    )
+    yield* annotate(Effect.logInfo("joining the ring"))
+    return {
+      sharding,
+      // the Manager's election: controllers run while this shard holds its Lease, and stop (with the Manager) when
+      // it, or the sharder's Lease while held, cannot be renewed
+      election: {
+        awaitLeadership: shard.awaitLeadership,
+        isLeader: shard.isLeader,
+        awaitLoss: Effect.raceFirst(shard.awaitLoss, election.awaitLoss)
+      }
+    }
+  })

@@ -1,5 +1,5 @@
 /**
- * The `Sharding` service's tag and shape, apart from its implementation (`shardingLayer.ts`) so that the cache
+ * The `Sharding` service's tag and shape, apart from its implementation (`sharding.ts`) so that the cache
  * (which restricts a shard's informers) and the controller builder (which gates its reconciles) can read it without
  * importing the sharder.
  */

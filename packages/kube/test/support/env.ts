@@ -89,7 +89,11 @@ export const serverLayer = (
     ? realServer(realOptions).pipe(Layer.provideMerge(TestCluster.layer))
     : embeddedServer.pipe(Layer.provideMerge(Layer.orDie(TestApiServer.layerWithCluster(options))))
 
-export const makeEnv = (options?: { readonly bookmarkInterval?: string }) => {
+export const makeEnv = (options?: {
+  readonly bookmarkInterval?: string
+  /** `shardSelector` on list and watch (on the real control plane: `--feature-gates=ShardedListAndWatch=true`). */
+  readonly shardedListAndWatch?: boolean
+}) => {
   const log: RequestLog = { lines: [] }
   const layer = Layer.mergeAll(Faults.layer).pipe(
     Layer.provideMerge(
@@ -98,8 +102,14 @@ export const makeEnv = (options?: { readonly bookmarkInterval?: string }) => {
         // a bare server: these tests write Deployment and ReplicaSet statuses themselves (on the real control plane:
         // only the garbage collector and the namespace controller, which the in-memory cluster has built in)
         controllers: false,
-        ...(options?.bookmarkInterval !== undefined ? { bookmarkInterval: options.bookmarkInterval as never } : {})
-      }, { controllers: ["garbage-collector-controller", "namespace-controller"] })
+        ...(options?.bookmarkInterval !== undefined ? { bookmarkInterval: options.bookmarkInterval as never } : {}),
+        ...(options?.shardedListAndWatch === true ? { featureGates: { ShardedListAndWatch: true } } : {})
+      }, {
+        controllers: ["garbage-collector-controller", "namespace-controller"],
+        ...(options?.shardedListAndWatch === true
+          ? { apiServerFlags: ["--feature-gates=ShardedListAndWatch=true"] }
+          : {})
+      })
     )
   )
   return { log, layer }

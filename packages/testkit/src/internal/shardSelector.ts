@@ -4,9 +4,11 @@
  * one of the ranges — `shardRange(object.metadata.uid, '0x<16 hex>', '0x<16 hex>')`, joined by `||`, each from its
  * start (included) to its end (excluded; `0x10000000000000000` is the top). Parsed as kube-apiserver parses it
  * (k8s.io/apiserver/pkg/sharding): the same accepted forms and the same error messages, under "invalid shard
- * selector: ". A server without the gate ignores the parameter, as kube-apiserver does.
+ * selector: ", answered as kube-apiserver 1.36 answers them — 500 without a reason (checked against it by
+ * packages/kube/test/ShardSelectorHttp.test.ts). A server without the gate ignores the parameter, as kube-apiserver
+ * does.
  */
-import { badRequest } from "./statuses.js"
+import * as ApiError from "../ApiError.js"
 
 /** One range of a selector. */
 export interface ShardRange {
@@ -15,7 +17,8 @@ export interface ShardRange {
   readonly end: string
 }
 
-const invalid = (message: string) => badRequest(`invalid shard selector: ${message}`)
+/** A refused selector as kube-apiserver 1.36 answers it: a plain error (status 500, no reason), not a 400. */
+const invalid = (message: string) => ApiError.make(500, "" as never, `invalid shard selector: ${message}`)
 
 const offset = 0xcbf29ce484222325n
 const prime = 0x100000001b3n

@@ -479,13 +479,22 @@ export const table = (
   }
 }
 
-/** A list as `PartialObjectMetadataList`. */
+/**
+ * A list as `PartialObjectMetadataList`, as kube-apiserver 1.36 sends it: an empty one has `items: null` (a nil
+ * slice), and its metadata has no `shardInfo` (the items are selected by a `shardSelector` all the same).
+ */
 export const partialList = (list: { readonly metadata: unknown; readonly items: ReadonlyArray<KubeObject> }) => ({
   kind: "PartialObjectMetadataList",
   apiVersion: "meta.k8s.io/v1",
-  metadata: list.metadata,
-  items: list.items.map(partial)
+  metadata: withoutShardInfo(list.metadata),
+  items: list.items.length === 0 ? null : list.items.map(partial)
 })
+
+const withoutShardInfo = (metadata: unknown): unknown => {
+  if (typeof metadata !== "object" || metadata === null || !("shardInfo" in metadata)) return metadata
+  const { shardInfo: _, ...rest } = metadata as Record<string, unknown>
+  return rest
+}
 
 /** One object as `PartialObjectMetadata`. */
 export const partialObject = partial

@@ -1,7 +1,7 @@
 // @effect/vitest 4: `it.effect` runs scoped with a TestClock, so retries and requeues are driven by `advance`.
 import { assert, describe, it } from "@effect/vitest"
 import { RateLimiter } from "@reconcile/workqueue"
-import { Data, Effect, Layer, Logger, References } from "effect"
+import { Data, Effect, Exit, Fiber, Layer, Logger, References, Scope } from "effect"
 import * as Logging from "../src/Logging.js"
 import * as Reconcile from "../src/Reconcile.js"
 import { advance, start } from "./harness.js"
@@ -15,15 +15,21 @@ interface Line {
   readonly [field: string]: unknown
 }
 
-/** Runs `body` with a JSON logger at every level; returns the records the controller logged about reconciles. */
-const withLines = <A, E, R>(body: (lines: Array<Line>) => Effect.Effect<A, E, R>) => {
+/**
+ * Runs `body` with a JSON logger at every level; returns the records the controller logged about reconciles' outcomes
+ * (`starts` gets each reconcile's first line, `Reconcile started`).
+ */
+const withLines = <A, E, R>(body: (lines: Array<Line>, starts: Array<Line>) => Effect.Effect<A, E, R>) => {
   const lines: Array<Line> = []
+  const starts: Array<Line> = []
   const capture = Logger.map(Logging.formatJson, (line) => {
     const record = JSON.parse(line) as Line
     // Only the records of a reconcile (they carry its reconcileID), not the controller's start-up lines.
-    if (record.reconcileID !== undefined) lines.push(record)
+    if (record.reconcileID === undefined) return
+    if (record.msg === "Reconcile started") starts.push(record)
+    else lines.push(record)
   })
-  return body(lines).pipe(
+  return body(lines, starts).pipe(
     Effect.provide(Layer.mergeAll(Logger.layer([capture]), Layer.succeed(References.MinimumLogLevel, "All")))
   )
 }
@@ -39,6 +45,41 @@ const assertAnnotations = (line: Line, controller: string) => {
 }
 
 describe("Controller outcome logging: once per reconcile, at the outcome's level, on one line", () => {
+  it.effect("every reconcile's first line is Reconcile started at debug, with the reconcileID of its last", () =>
+    withLines((lines, starts) =>
+      Effect.gen(function*() {
+        let n = 0
+        const { name, send } = yield* start(() => n++ === 0 ? Reconcile.requeueAfter("1 second") : Effect.void)
+        yield* send("a")
+        yield* advance(1_000)
+        assert.deepStrictEqual(starts.map((l) => [l.level, l.msg]), [["debug", "Reconcile started"], [
+          "debug",
+          "Reconcile started"
+        ]])
+        for (const line of starts) assertAnnotations(line, name)
+        assert.deepStrictEqual(starts.map((l) => l.reconcileID), lines.map((l) => l.reconcileID))
+      })
+    ))
+
+  it.effect("a reconcile interrupted by shutdown past its grace period ends with Reconcile interrupted", () =>
+    withLines((lines, starts) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const { send } = yield* Scope.provide(start(() => Effect.never, { gracefulShutdownTimeout: "1 second" }), scope)
+        yield* send("a")
+        assert.strictEqual(starts.length, 1)
+        assert.deepStrictEqual(lines, [])
+        const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
+        yield* advance(1_000)
+        yield* Fiber.join(closing)
+        assert.deepStrictEqual(
+          lines.filter((l) => l.msg.startsWith("Reconcile")).map((l) => [l.level, l.msg]),
+          [["debug", "Reconcile interrupted"]]
+        )
+        assert.strictEqual(lines.find((l) => l.msg === "Reconcile interrupted")!.reconcileID, starts[0]!.reconcileID)
+      })
+    ))
+
   it.effect("success is logged at debug", () =>
     withLines((lines) =>
       Effect.gen(function*() {

@@ -259,180 +259,204 @@ for (const mode of ["labels", "server"] as const) {
   describe(`Sharding by ${mode} (TestKube, TestClock)`, () => {
     const Env = envOf(mode)
 
-    it.effect("three replicas share the objects; children follow their owner; each shard caches only its own", () =>
-      Effect.gen(function*() {
-        const world = yield* makeWorld(mode)
-        for (let i = 0; i < 3; i++) yield* world.start
-        for (let i = 0; i < 60; i++) {
-          const cm = yield* world.create(`app-${i}`, "1")
-          yield* world.client.create(Resource.Secret, {
-            metadata: {
-              name: `app-${i}`,
-              namespace: "default",
-              ownerReferences: [{
-                apiVersion: "v1",
-                kind: "ConfigMap",
+    it.effect(
+      "three replicas share the objects; children follow their owner; each shard caches only its own",
+      () =>
+        Effect.gen(function*() {
+          const world = yield* makeWorld(mode)
+          for (let i = 0; i < 3; i++) yield* world.start
+          for (let i = 0; i < 60; i++) {
+            const cm = yield* world.create(`app-${i}`, "1")
+            yield* world.client.create(Resource.Secret, {
+              metadata: {
                 name: `app-${i}`,
-                uid: cm.metadata!.uid!,
-                controller: true
-              }]
+                namespace: "default",
+                ownerReferences: [{
+                  apiVersion: "v1",
+                  kind: "ConfigMap",
+                  name: `app-${i}`,
+                  uid: cm.metadata!.uid!,
+                  controller: true
+                }]
+              }
+            })
+          }
+          yield* converge(world)
+          const labels = yield* world.labels
+          const perShard = new Map<string, number>()
+          for (const shard of labels.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
+          assert.strictEqual(perShard.size, 3, `every shard has objects: ${JSON.stringify([...perShard])}`)
+          for (const count of perShard.values()) assert.isAtLeast(count, 8)
+          const secrets = yield* world.client.list(Resource.Secret, { namespace: "default" })
+          if (mode === "labels") {
+            for (const secret of secrets.items) {
+              assert.strictEqual(
+                secret.metadata?.labels?.[Sharding.shardLabel(RING)],
+                labels.get(secret.metadata!.name!),
+                "a Secret is on its owner's shard"
+              )
             }
-          })
-        }
-        yield* converge(world)
-        const labels = yield* world.labels
-        const perShard = new Map<string, number>()
-        for (const shard of labels.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
-        assert.strictEqual(perShard.size, 3, `every shard has objects: ${JSON.stringify([...perShard])}`)
-        for (const count of perShard.values()) assert.isAtLeast(count, 8)
-        const secrets = yield* world.client.list(Resource.Secret, { namespace: "default" })
-        if (mode === "labels") {
-          for (const secret of secrets.items) {
-            assert.strictEqual(
-              secret.metadata?.labels?.[Sharding.shardLabel(RING)],
-              labels.get(secret.metadata!.name!),
-              "a Secret is on its owner's shard"
+          }
+          // each shard's cache holds its own ConfigMaps and nothing else; its own Secrets (labels: they follow their
+          // owner), or all of them (server: the server hashes a Secret's own uid, so they are not restricted)
+          for (const replica of world.replicas) {
+            const own = [...labels].filter(([, shard]) => shard === replica.identity).map(([name]) => name)
+            const configMaps = yield* replica.cache.list(Resource.ConfigMap, { namespace: "default" })
+            assert.sameMembers(configMaps.map((o) => o.metadata!.name!), own, `${replica.identity}'s ConfigMaps`)
+            const cachedSecrets = yield* replica.cache.list(Resource.Secret, { namespace: "default" })
+            assert.sameMembers(
+              cachedSecrets.map((o) => o.metadata!.name!),
+              mode === "labels" ? own : secrets.items.map((o) => o.metadata!.name!),
+              `${replica.identity}'s Secrets`
             )
           }
-        }
-        // each shard's cache holds its own ConfigMaps and nothing else; its own Secrets (labels: they follow their
-        // owner), or all of them (server: the server hashes a Secret's own uid, so they are not restricted)
-        for (const replica of world.replicas) {
-          const own = [...labels].filter(([, shard]) => shard === replica.identity).map(([name]) => name)
-          const configMaps = yield* replica.cache.list(Resource.ConfigMap, { namespace: "default" })
-          assert.sameMembers(configMaps.map((o) => o.metadata!.name!), own, `${replica.identity}'s ConfigMaps`)
-          const cachedSecrets = yield* replica.cache.list(Resource.Secret, { namespace: "default" })
-          assert.sameMembers(
-            cachedSecrets.map((o) => o.metadata!.name!),
-            mode === "labels" ? own : secrets.items.map((o) => o.metadata!.name!),
-            `${replica.identity}'s Secrets`
+          assert.deepStrictEqual(world.ledger.overlaps, [])
+          yield* world.shutdown
+        }).pipe(Effect.provide(Env)),
+      60_000
+    )
+
+    it.effect(
+      "a new replica takes its share through the drain handshake: never two reconcilers of one object",
+      () =>
+        Effect.gen(function*() {
+          const world = yield* makeWorld(mode)
+          yield* world.start
+          yield* world.start
+          for (let i = 0; i < 40; i++) yield* world.create(`app-${i}`, "1")
+          yield* converge(world)
+          const before = yield* world.labels
+          // edits keep reconciles in flight (4 per replica) all the while the ring changes: the third replica joins
+          // while the first two are busy
+          for (let round = 0; round < 30; round++) {
+            if (round === 3) yield* world.start
+            for (let i = 0; i < 40; i++) yield* world.edit(`app-${i}`, String(round))
+            yield* TestClock.adjust(100)
+            yield* settle
+          }
+          yield* converge(world)
+          const after = yield* world.labels
+          const moved = [...after].filter(([name, shard]) => before.get(name) !== shard)
+          assert.isAbove(moved.length, 5, "objects moved to the new shard")
+          assert(moved.every(([, shard]) => shard === "shard-3"), "only to the new shard (consistent hashing)")
+          assert.deepStrictEqual(world.ledger.overlaps, [])
+          if (mode === "server") return yield* world.shutdown
+          // the metrics of the ring
+          const ring = { ring: RING }
+          yield* TestClock.adjust(5_000)
+          yield* settle
+          assert.strictEqual((yield* Metric.value(Metric.withAttributes(sharder.metrics.members, ring))).value, 3)
+          assert.strictEqual(
+            (yield* Metric.value(Metric.withAttributes(sharder.metrics.moves, ring))).count,
+            moved.length
           )
-        }
-        assert.deepStrictEqual(world.ledger.overlaps, [])
-        yield* world.shutdown
-      }).pipe(Effect.provide(Env)))
+          assert.strictEqual(
+            (yield* Metric.value(Metric.withAttributes(sharder.metrics.releases, ring))).count,
+            moved.length,
+            "each moved object was released by its shard"
+          )
+          // the first assignments, and the second of each moved object (unassigned once its shard let it go)
+          assert.strictEqual(
+            (yield* Metric.value(Metric.withAttributes(sharder.metrics.assignment, ring))).count,
+            40 + moved.length
+          )
+          const perShard = new Map<string, number>()
+          for (const shard of after.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
+          for (const [shard, count] of perShard) {
+            const gauge = yield* Metric.value(Metric.withAttributes(sharder.metrics.objects, { ...ring, shard }))
+            assert.strictEqual(gauge.value, count, `shard_objects{shard=${shard}}`)
+          }
+          yield* world.shutdown
+        }).pipe(Effect.provide(Env), Effect.provideService(Metric.MetricRegistry, new Map())),
+      60_000
+    )
 
-    it.effect("a new replica takes its share through the drain handshake: never two reconcilers of one object", () =>
-      Effect.gen(function*() {
-        const world = yield* makeWorld(mode)
-        yield* world.start
-        yield* world.start
-        for (let i = 0; i < 40; i++) yield* world.create(`app-${i}`, "1")
-        yield* converge(world)
-        const before = yield* world.labels
-        // edits keep reconciles in flight (4 per replica) all the while the ring changes: the third replica joins
-        // while the first two are busy
-        for (let round = 0; round < 30; round++) {
-          if (round === 3) yield* world.start
-          for (let i = 0; i < 40; i++) yield* world.edit(`app-${i}`, String(round))
-          yield* TestClock.adjust(100)
-          yield* settle
-        }
-        yield* converge(world)
-        const after = yield* world.labels
-        const moved = [...after].filter(([name, shard]) => before.get(name) !== shard)
-        assert.isAbove(moved.length, 5, "objects moved to the new shard")
-        assert(moved.every(([, shard]) => shard === "shard-3"), "only to the new shard (consistent hashing)")
-        assert.deepStrictEqual(world.ledger.overlaps, [])
-        if (mode === "server") return yield* world.shutdown
-        // the metrics of the ring
-        const ring = { ring: RING }
-        yield* TestClock.adjust(5_000)
-        yield* settle
-        assert.strictEqual((yield* Metric.value(Metric.withAttributes(sharder.metrics.members, ring))).value, 3)
-        assert.strictEqual(
-          (yield* Metric.value(Metric.withAttributes(sharder.metrics.moves, ring))).count,
-          moved.length
-        )
-        assert.strictEqual(
-          (yield* Metric.value(Metric.withAttributes(sharder.metrics.releases, ring))).count,
-          moved.length,
-          "each moved object was released by its shard"
-        )
-        // the first assignments, and the second of each moved object (unassigned once its shard let it go)
-        assert.strictEqual(
-          (yield* Metric.value(Metric.withAttributes(sharder.metrics.assignment, ring))).count,
-          40 + moved.length
-        )
-        const perShard = new Map<string, number>()
-        for (const shard of after.values()) perShard.set(shard!, (perShard.get(shard!) ?? 0) + 1)
-        for (const [shard, count] of perShard) {
-          const gauge = yield* Metric.value(Metric.withAttributes(sharder.metrics.objects, { ...ring, shard }))
-          assert.strictEqual(gauge.value, count, `shard_objects{shard=${shard}}`)
-        }
-        yield* world.shutdown
-      }).pipe(Effect.provide(Env), Effect.provideService(Metric.MetricRegistry, new Map())))
+    it.effect(
+      "a controller whose predicates drop label changes still lets a drained object go",
+      () =>
+        Effect.gen(function*() {
+          // a ConfigMap has no generation: generationChanged drops every update, the drain label's too
+          const world = yield* makeWorld(mode, [Predicates.generationChanged])
+          yield* world.start
+          for (let i = 0; i < 20; i++) yield* world.create(`app-${i}`, "1")
+          yield* converge(world)
+          yield* world.start
+          yield* converge(world)
+          const labels = yield* world.labels
+          assert([...labels.values()].includes("shard-2"), "objects moved to the new shard")
+          assert.deepStrictEqual(world.ledger.overlaps, [])
+          yield* world.shutdown
+        }).pipe(Effect.provide(Env)),
+      60_000
+    )
 
-    it.effect("a controller whose predicates drop label changes still lets a drained object go", () =>
-      Effect.gen(function*() {
-        // a ConfigMap has no generation: generationChanged drops every update, the drain label's too
-        const world = yield* makeWorld(mode, [Predicates.generationChanged])
-        yield* world.start
-        for (let i = 0; i < 20; i++) yield* world.create(`app-${i}`, "1")
-        yield* converge(world)
-        yield* world.start
-        yield* converge(world)
-        const labels = yield* world.labels
-        assert([...labels.values()].includes("shard-2"), "objects moved to the new shard")
-        assert.deepStrictEqual(world.ledger.overlaps, [])
-        yield* world.shutdown
-      }).pipe(Effect.provide(Env)))
+    it.effect(
+      "a killed replica's objects are reconciled by the others once its Lease expires",
+      () =>
+        Effect.gen(function*() {
+          const world = yield* makeWorld(mode)
+          const [a, b] = [yield* world.start, yield* world.start]
+          for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
+          yield* converge(world)
+          // the sharder's replica survives: kill the other one
+          const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
+          const victim = sharder.spec?.holderIdentity === a.identity ? b : a
+          yield* world.stop(victim, "kill")
+          const victims = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity).map(([name]) =>
+            name
+          )
+          assert.isAbove(victims.length, 0)
+          const reconciledAt = new Map(victims.map((name) => [name, world.ledger.counts.get(name) ?? 0]))
+          // every object the killed shard held is reconciled by a survivor within the Lease duration and 5 s
+          const took = yield* advanceUntil(
+            Effect.sync(() => victims.every((name) => (world.ledger.counts.get(name) ?? 0) > reconciledAt.get(name)!)),
+            250,
+            LEASE + 5_000
+          )
+          assert(took !== undefined, "reassigned and reconciled within the Lease duration and 5 s")
+          assert.isAtLeast(took, LEASE - 2_000 - 1, "not before the Lease could have expired")
+          const labels = yield* world.labels
+          assert(![...labels.values()].includes(victim.identity), "nothing is left on the killed shard")
+          for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, "2")
+          yield* converge(world)
+          assert.deepStrictEqual(world.ledger.overlaps, [])
+          yield* world.shutdown
+        }).pipe(Effect.provide(Env)),
+      60_000
+    )
 
-    it.effect("a killed replica's objects are reconciled by the others once its Lease expires", () =>
-      Effect.gen(function*() {
-        const world = yield* makeWorld(mode)
-        const [a, b] = [yield* world.start, yield* world.start]
-        for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
-        yield* converge(world)
-        // the sharder's replica survives: kill the other one
-        const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
-        const victim = sharder.spec?.holderIdentity === a.identity ? b : a
-        yield* world.stop(victim, "kill")
-        const victims = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity).map(([name]) =>
-          name
-        )
-        assert.isAbove(victims.length, 0)
-        const reconciledAt = new Map(victims.map((name) => [name, world.ledger.counts.get(name) ?? 0]))
-        // every object the killed shard held is reconciled by a survivor within the Lease duration and 5 s
-        const took = yield* advanceUntil(
-          Effect.sync(() => victims.every((name) => (world.ledger.counts.get(name) ?? 0) > reconciledAt.get(name)!)),
-          250,
-          LEASE + 5_000
-        )
-        assert(took !== undefined, "reassigned and reconciled within the Lease duration and 5 s")
-        assert.isAtLeast(took, LEASE - 2_000 - 1, "not before the Lease could have expired")
-        const labels = yield* world.labels
-        assert(![...labels.values()].includes(victim.identity), "nothing is left on the killed shard")
-        for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, "2")
-        yield* converge(world)
-        assert.deepStrictEqual(world.ledger.overlaps, [])
-        yield* world.shutdown
-      }).pipe(Effect.provide(Env)))
-
-    it.effect("a partitioned replica stops before its objects move: no overlap, then convergence", () =>
-      Effect.gen(function*() {
-        const world = yield* makeWorld(mode)
-        // every object is reconciled again each second: a replica cut off would go on reconciling what it has
-        world.ledger.requeue = 1_000
-        const [a, b] = [yield* world.start, yield* world.start]
-        for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
-        yield* converge(world)
-        const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
-        const victim = sharder.spec?.holderIdentity === a.identity ? b : a
-        victim.control.cut = true
-        const cutAt = yield* Clock.currentTimeMillis
-        for (let step = 0; step < 40; step++) {
-          for (let i = 0; i < 30; i += 7) yield* world.edit(`app-${i}`, `p${step}`)
-          yield* TestClock.adjust(500)
-          yield* settle
-        }
-        yield* converge(world)
-        assert.deepStrictEqual(world.ledger.overlaps, [])
-        assert.isAtMost(world.ledger.lastStart.get(victim.identity)!, cutAt + RENEW, "it stopped within renewDeadline")
-        const labels = yield* world.labels
-        assert(![...labels.values()].includes(victim.identity), "its objects moved to the other shard")
-        yield* world.shutdown
-      }).pipe(Effect.provide(Env)))
+    it.effect(
+      "a partitioned replica stops before its objects move: no overlap, then convergence",
+      () =>
+        Effect.gen(function*() {
+          const world = yield* makeWorld(mode)
+          // every object is reconciled again each second: a replica cut off would go on reconciling what it has
+          world.ledger.requeue = 1_000
+          const [a, b] = [yield* world.start, yield* world.start]
+          for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
+          yield* converge(world)
+          const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
+          const victim = sharder.spec?.holderIdentity === a.identity ? b : a
+          victim.control.cut = true
+          const cutAt = yield* Clock.currentTimeMillis
+          for (let step = 0; step < 40; step++) {
+            for (let i = 0; i < 30; i += 7) yield* world.edit(`app-${i}`, `p${step}`)
+            yield* TestClock.adjust(500)
+            yield* settle
+          }
+          yield* converge(world)
+          assert.deepStrictEqual(world.ledger.overlaps, [])
+          assert.isAtMost(
+            world.ledger.lastStart.get(victim.identity)!,
+            cutAt + RENEW,
+            "it stopped within renewDeadline"
+          )
+          const labels = yield* world.labels
+          assert(![...labels.values()].includes(victim.identity), "its objects moved to the other shard")
+          yield* world.shutdown
+        }).pipe(Effect.provide(Env)),
+      60_000
+    )
   })
 }
 

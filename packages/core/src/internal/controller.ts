@@ -214,6 +214,11 @@ const loop = <R, X>(params: {
         const forget = keys.forgetThenDone(key)
         return logSuccess === undefined ? forget : Effect.andThen(logSuccess, forget)
       }
+      // interrupted (the worker itself is): its last line here, not in `decide`'s interruptible part, which an
+      // interrupted fiber skips
+      if (Cause.hasInterruptsOnly(exit.cause)) {
+        return logInterrupted === undefined ? keys.done(key) : Effect.andThen(logInterrupted, keys.done(key))
+      }
       return Effect.ensuring(Effect.interruptible(decide(key, exit.cause)), keys.done(key))
     }
 
@@ -270,8 +275,7 @@ const loop = <R, X>(params: {
             )
         }
       }
-      // interrupted (shutdown past its grace period, lost leadership): its last line, at debug like its first
-      if (Cause.hasInterruptsOnly(cause)) return logInterrupted ?? Effect.void
+      if (Cause.hasInterruptsOnly(cause)) return Effect.void
       // A defect: a throw or Effect.die inside the reconcile.
       record.panics(1)
       const defects = Cause.fromReasons<never>(

@@ -178,7 +178,12 @@ export const make = (
     )
 
     /** An attempt that gives up after `millis`. */
-    const attemptWithin = (millis: number) => Effect.map(Effect.timeoutOption(attempt, millis), Option.flatten)
+    const attemptWithin = (millis: number) =>
+      Effect.map(Effect.timeoutOption(attempt, millis), (result) => {
+        // no answer in time: that is the reason to report, not an older failure
+        if (Option.isNone(result)) lastFailure = `no answer within ${Duration.format(Duration.millis(millis))}`
+        return Option.flatten(result)
+      })
 
     const acquire: Effect.Effect<number, KubeError.KubeError> = Effect.gen(function*() {
       let first = true

@@ -120,16 +120,27 @@ export const make = (
       labels: { [rules.ringLabel]: ring },
       annotations: keeper?.annotations
     })
-    // the sharder runs on the replica that holds the ring's sharder Lease (in server mode it publishes the table there)
-    const election = yield* leaseLeaderElection.make({ ...timings, name: sharderLease }, {
-      annotations: mode.mode === "server"
-        ? () => tableRef.table === undefined ? {} : { [buckets.tableAnnotation]: buckets.encodeTable(tableRef.table) }
-        : undefined
-    })
-    const runSharder = mode.mode === "server"
-      ? bucketSharder.run({ client, ring, namespace, lease: sharderLease, tableRef, publish: election.renewSoon })
-      : sharder.run({ client, ring, namespace, objectNamespace: options.objectNamespace, kinds })
-    yield* Effect.forkScoped(annotate(Effect.andThen(election.awaitLeadership, runSharder)))
+    // the sharder runs on the replica that holds the ring's sharder Lease (in server mode it publishes the table
+    // there); a replica that loses that Lease stops its sharder and runs for the Lease again — it goes on as a shard
+    const sharderTerm = Effect.scoped(Effect.gen(function*() {
+      const election = yield* leaseLeaderElection.make({ ...timings, name: sharderLease }, {
+        annotations: mode.mode === "server"
+          ? () => tableRef.table === undefined ? {} : { [buckets.tableAnnotation]: buckets.encodeTable(tableRef.table) }
+          : undefined
+      })
+      const runSharder = mode.mode === "server"
+        ? bucketSharder.run({ client, ring, namespace, lease: sharderLease, tableRef, publish: election.renewSoon })
+        : sharder.run({ client, ring, namespace, objectNamespace: options.objectNamespace, kinds })
+      const lost = yield* Effect.raceFirst(
+        Effect.andThen(election.awaitLeadership, Effect.andThen(runSharder, Effect.never)),
+        election.awaitLoss
+      )
+      yield* Effect.logWarning("the sharder stopped: its Lease was lost; running for it again").pipe(
+        Effect.annotateLogs({ reason: lost.reason })
+      )
+      yield* Effect.sleep(timings.retryPeriod ?? "2 seconds")
+    })).pipe(Effect.orDie)
+    yield* Effect.forkScoped(annotate(Effect.forever(sharderTerm)))
     if (keeper !== undefined) {
       yield* annotate(keeper.run({ client, namespace, sharderLease, publish: shard.renewSoon }))
     }
@@ -167,11 +178,11 @@ export const make = (
     return {
       sharding,
       // the Manager's election: controllers run while this shard holds its Lease, and stop (with the Manager) when
-      // it, or the sharder's Lease while held, cannot be renewed
+      // it cannot be renewed
       election: {
         awaitLeadership: shard.awaitLeadership,
         isLeader: shard.isLeader,
-        awaitLoss: Effect.raceFirst(shard.awaitLoss, election.awaitLoss)
+        awaitLoss: shard.awaitLoss
       }
     }
   })

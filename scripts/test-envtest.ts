@@ -50,6 +50,8 @@ export const suites: ReadonlyArray<string> = [
   // an operator's webhooks: the generated manifests accepted by kube-apiserver; the main job's local wiring
   "packages/kube/test/OperatorWebhooksReal.test.ts",
   "packages/cli/test/webhooks.test.ts",
+  // the main job as two shards of one ring (--sharding)
+  "packages/cli/test/sharding.test.ts",
   // the control plane itself: version, kubeconfig, no process left behind (scope close, SIGKILL)
   "packages/testkit/test/EnvtestReal.test.ts",
   // admission and conversion webhooks: the same scenarios and answers as on the embedded cluster

@@ -14,6 +14,10 @@
  * - **A real cluster** only when asked: `--kubeconfig PATH`, `--context NAME`
  *   (of `$KUBECONFIG` or `~/.kube/config`) or `--in-cluster` (the Pod's service
  *   account: what the generated Deployment runs with).
+ * - **Replicas**: `--leader-elect` runs the controllers only while holding the
+ *   Lease named after the operator; `--sharding` runs every replica as one shard
+ *   of the ring named after the operator (`Sharding.layer`): each reconciles its
+ *   share of the objects. Both are refused on the local clusters.
  * - **Webhooks** (`Operator.make({ webhooks })`): served on every replica,
  *   beside leader election, ready in `/readyz`, drained on stop. Locally the
  *   main job makes a certificate for 127.0.0.1 and installs the webhook

@@ -33,6 +33,7 @@ const options = {
   "--namespace": "demo",
   "--install-crds": undefined,
   "--leader-elect": undefined,
+  "--sharding": undefined,
   "--leader-election-namespace": "operators",
   "--metrics-port": "9090",
   "--health-port": "9091",
@@ -47,9 +48,15 @@ type OptionName = keyof typeof options
 const refusal = (mode: ModeName, given: ReadonlySet<OptionName>, option: OptionName): string | undefined => {
   if (
     mode === "embedded" &&
-    (option === "--install-crds" || option === "--leader-elect" || option === "--webhook-cert-dir")
+    (option === "--install-crds" || option === "--leader-elect" || option === "--sharding" ||
+      option === "--webhook-cert-dir")
   ) return "embedded"
-  if (option === "--leader-election-namespace" && !given.has("--leader-elect")) return "without --leader-elect"
+  if (
+    (option === "--leader-elect" || option === "--sharding") && given.has("--leader-elect") && given.has("--sharding")
+  ) return "alternatives"
+  if (option === "--leader-election-namespace" && !given.has("--leader-elect") && !given.has("--sharding")) {
+    return "without --leader-elect or --sharding"
+  }
   return undefined
 }
 
@@ -107,11 +114,33 @@ describe("Main.parseArgs", () => {
     Effect.gen(function*() {
       assert.include(failure(yield* parse(["--install-crds"])), "--install-crds does nothing on the embedded cluster")
       assert.include(failure(yield* parse(["--leader-elect"])), "--leader-elect does nothing on the embedded cluster")
+      assert.include(failure(yield* parse(["--sharding"])), "--sharding does nothing on the embedded cluster")
+      assert.include(
+        failure(yield* parse(["--real", "--sharding"])),
+        "--sharding does nothing on a --real control plane"
+      )
       assert.include(
         failure(yield* parse(["--kubeconfig", "k", "--leader-election-namespace", "x"])),
-        "does nothing without --leader-elect"
+        "does nothing without --leader-elect or --sharding"
       )
     }))
+
+  it.effect(
+    "--sharding: one shard of the ring, its Leases where --leader-election-namespace says; not with " +
+      "--leader-elect",
+    () =>
+      Effect.gen(function*() {
+        const a = args(yield* parse(["--in-cluster", "--sharding", "--leader-election-namespace", "operators"]))
+        assert.isTrue(a.sharding)
+        assert.isFalse(a.leaderElect)
+        assert.strictEqual(a.leaderElectionNamespace, "operators")
+        assert.isFalse(args(yield* parse(["--kubeconfig", "k"])).sharding)
+        const both = failure(yield* parse(["--kubeconfig", "k", "--sharding", "--leader-elect"]))
+        assert.include(both, "--leader-elect and --sharding are alternatives")
+        assert.include(failure(yield* parse(["--in-cluster", "--sharding=true"])), "--sharding takes no value")
+        assert.include(Main.usage("greeting-operator"), `run as one shard of the ring "greeting-operator"`)
+      })
+  )
 
   it.effect("bad values are refused with the reason", () =>
     Effect.gen(function*() {
@@ -197,6 +226,11 @@ describe("Main.parseArgs", () => {
           )
           assert.strictEqual(a.installCrds, given.has("--install-crds"))
           assert.strictEqual(a.leaderElect, given.has("--leader-elect"))
+          assert.strictEqual(a.sharding, given.has("--sharding"))
+          assert.strictEqual(
+            a.leaderElectionNamespace,
+            given.has("--leader-election-namespace") ? "operators" : undefined
+          )
           assert.strictEqual(a.namespace, given.has("--namespace") ? "demo" : undefined)
           if (given.has("--metrics-port")) assert.strictEqual(a.metricsPort, 9090)
           if (given.has("--health-port")) assert.strictEqual(a.healthPort, 9091)

@@ -125,6 +125,46 @@ describe("reconcile manifests", () => {
   )
 
   it.live(
+    "--sharding: 3 replicas (or --replicas) running the main job with --sharding, which it accepts as it is; the " +
+      "ring's Role; kubectl applies it",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* TestApiServer.TestApiServer
+        const [sharded, five, valued] = yield* Effect.all([
+          command(["manifests", "--entry", `${fixtures}/greeting.ts`, "--sharding"]),
+          command(["manifests", "--entry", `${fixtures}/greeting.ts`, "--sharding", "--replicas", "5"]),
+          command(["manifests", "--entry", `${fixtures}/greeting.ts`, "--sharding=no"])
+        ])
+        assert.strictEqual(sharded.code, 0, sharded.stderr)
+        assert.strictEqual(sharded.stdout, Manifests.toYaml(yield* Manifests.generate(operator, { sharding: true })))
+        const objects = kinds(sharded.stdout) as ReadonlyArray<any>
+        const deployment = objects.find((o) => o.kind === "Deployment")
+        assert.strictEqual(deployment.spec.replicas, 3)
+        const args = deployment.spec.template.spec.containers[0].args as ReadonlyArray<string>
+        assert.include(args, "--sharding")
+        assert.notInclude(args, "--leader-elect")
+        const parsed = yield* Main.parseArgs(args, {})
+        assert.isTrue(parsed.sharding)
+        assert.isFalse(parsed.leaderElect)
+        assert.deepStrictEqual(
+          objects.filter((o) => o.kind === "Role").map((o) => o.metadata.name),
+          ["greeting-operator-sharding"]
+        )
+        assert.strictEqual(five.code, 0, five.stderr)
+        assert.strictEqual(
+          (kinds(five.stdout) as ReadonlyArray<any>).find((o) => o.kind === "Deployment").spec.replicas,
+          5
+        )
+        assert.strictEqual(valued.code, 2)
+        assert.include(valued.stderr, "--sharding takes no value")
+
+        const applied = yield* kubectl(server.kubeconfigPath, ["apply", "--server-side", "-f", "-"], sharded.stdout)
+        assert.strictEqual(applied.code, 0, applied.stderr)
+      }).pipe(Effect.provide(TestApiServer.layerWithCluster({ controllers: false }))),
+    { timeout: 30_000 }
+  )
+
+  it.live(
     "an operator with webhooks: webhook.yaml (its configurations), the webhook Service, the CRD's conversion; " +
       "kubectl applies the directory",
     () =>

@@ -29,6 +29,14 @@
  * the same for the same code. Leader election's Lease permissions go in a Role
  * in the operator's namespace.
  *
+ * With `sharding` ({@link Options}) the Deployment runs every replica as one
+ * shard of the ring named after the operator (the main job's `--sharding`,
+ * `Sharding.layer`): 3 replicas by default, a Role on the ring's Leases
+ * (`get`, `list`, `watch`, `create`, `update`, `delete`) instead of leader
+ * election's, and `list`, `watch` and `patch` of every `for` and `owns` kind
+ * (the sharder and the shards write their labels) — which the rules above
+ * already grant.
+ *
  * @example
  * ```ts
  * import { Effect } from "effect"
@@ -64,10 +72,18 @@ export interface Options {
   readonly namespace?: string | undefined
   /** The container image (default `<name>:latest`). */
   readonly image?: string | undefined
-  /** Replicas of the Deployment (default 1; more than 1 needs leader election). */
+  /** Replicas of the Deployment (default 1, 3 with `sharding`; more than 1 needs leader election or sharding). */
   readonly replicas?: number | undefined
-  /** Whether the Deployment runs with `--leader-elect` (and the Lease Role is generated); default `true`. */
+  /**
+   * Whether the Deployment runs with `--leader-elect` (and the Lease Role is generated); default `true`, `false`
+   * with `sharding`.
+   */
   readonly leaderElection?: boolean | undefined
+  /**
+   * Whether the Deployment runs every replica as one shard of the ring named after the operator (`--sharding`, and
+   * the `<name>-sharding` Role on the ring's Leases) instead of with leader election; default `false`.
+   */
+  readonly sharding?: boolean | undefined
   /** The `/metrics` port (default 8080). */
   readonly metricsPort?: number | undefined
   /** The `/healthz` and `/readyz` port (default 8081). */
@@ -93,17 +109,18 @@ export class ManifestsError extends Data.TaggedError("ManifestsError")<{
 
 /**
  * The operator's manifests, in the order `kubectl apply` needs them: the Namespace, the CRDs, the ServiceAccount,
- * the ClusterRole and its binding, the leader-election Role and its binding, the Deployment and the metrics
- * Service; with webhooks, the certificate Role and its binding (managed certificates) before the Deployment, and
- * the webhook Service and the Mutating/ValidatingWebhookConfigurations (`<name>-mutating`, `<name>-validating`)
- * after the metrics Service.
+ * the ClusterRole and its binding, the leader-election Role (`sharding`: the sharding Role) and its binding, the
+ * Deployment and the metrics Service; with webhooks, the certificate Role and its binding (managed certificates)
+ * before the Deployment, and the webhook Service and the Mutating/ValidatingWebhookConfigurations
+ * (`<name>-mutating`, `<name>-validating`) after the metrics Service.
  *
  * The Deployment runs `image` with `--in-cluster --leader-elect --metrics-port=8080 --health-port=8081
- * --log-format=json` (`@reconcile/cli`'s main job), as a non-root user with a read-only root filesystem (an
- * `emptyDir` on `/tmp`), without privilege escalation or capabilities, with resource requests and limits,
- * liveness on `/healthz` and readiness on `/readyz`, and `POD_NAMESPACE` from the downward API. With webhooks it
- * also gets `--webhook-port=<port>` and the container port `webhook`, and, for certificates from a Secret,
- * `--webhook-cert-dir=<directory>` with the Secret mounted there read-only.
+ * --log-format=json` (`@reconcile/cli`'s main job; `--sharding` instead of `--leader-elect` with `sharding`), as a
+ * non-root user with a read-only root filesystem (an `emptyDir` on `/tmp`), without privilege escalation or
+ * capabilities, with resource requests and limits, liveness on `/healthz` and readiness on `/readyz`, and
+ * `POD_NAMESPACE` from the downward API. With webhooks it also gets `--webhook-port=<port>` and the container port
+ * `webhook`, and, for certificates from a Secret, `--webhook-cert-dir=<directory>` with the Secret mounted there
+ * read-only.
  *
  * @since 0.1.0
  * @category constructors
@@ -117,12 +134,15 @@ export const generate: (
 /**
  * The ClusterRole rules of an operator (see the module documentation): merged, sorted, least privilege. With
  * webhooks and managed certificates they include the `CertificateManager`'s rules on its configurations and CRDs
- * (its Secret's are in a Role of the operator's namespace).
+ * (its Secret's are in a Role of the operator's namespace); with `sharding`, what a ring needs of its kinds.
  *
  * @since 0.1.0
  * @category getters
  */
-export const rules: (operator: Operator.Operator<any, any>) => ReadonlyArray<Operator.PolicyRule> = internal.rules
+export const rules: (
+  operator: Operator.Operator<any, any>,
+  options?: Pick<Options, "sharding">
+) => ReadonlyArray<Operator.PolicyRule> = internal.rules
 
 /**
  * Objects as one multi-document YAML text (`---` between documents), for `kubectl apply --server-side -f`.

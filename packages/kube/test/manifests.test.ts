@@ -4,14 +4,17 @@
  * and printing a custom resource's printer columns (`kubectl get`).
  */
 import { assert, describe, expectTypeOf, it, layer } from "@effect/vitest"
-import { TestApiServer } from "@reconcile/testkit"
-import { Arbitrary, Effect, Exit, Layer, Result, Schema } from "effect"
+import * as Manager from "@reconcile/core/Manager"
+import { TestApiServer, TestKube } from "@reconcile/testkit"
+import { Arbitrary, Effect, Exit, Layer, Result, Schema, Scope, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { parseAllDocuments } from "yaml"
 import * as Admission from "../src/Admission.js"
+import * as Cache from "../src/Cache.js"
 import * as CertificateManager from "../src/CertificateManager.js"
 import * as Conversion from "../src/Conversion.js"
 import * as EventRecorder from "../src/EventRecorder.js"
@@ -21,6 +24,7 @@ import * as Manifests from "../src/Manifests.js"
 import * as MetadataOnly from "../src/MetadataOnly.js"
 import * as Operator from "../src/Operator.js"
 import * as Resource from "../src/Resource.js"
+import * as Sharding from "../src/Sharding.js"
 
 const common = {
   group: "example.com",
@@ -749,4 +753,260 @@ describe("Manifests.generate: webhooks", () => {
     assert.strictEqual(error.reason, "CrdConflict")
     assert.include(error.message, "greetings.example.com")
   })
+})
+
+describe("Manifests.generate: sharding", () => {
+  /** Whether the rules allow `verb` on `resource` (of `group`), for any object of it. */
+  const allows = (rules: ReadonlyArray<Operator.PolicyRule>, group: string, resource: string, verb: string) =>
+    rules.some((r) =>
+      r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb) &&
+      (r.resourceNames ?? []).length === 0
+    )
+  const leaseVerbs = ["get", "list", "watch", "create", "update", "delete"]
+
+  it(
+    "3 replicas running --sharding; the ring's Leases in a Role of the operator's namespace; patch, list and " +
+      "watch of every for and owns kind",
+    () => {
+      const objects = objectsOf(operator, { sharding: true })
+      assert.deepStrictEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`), [
+        "Namespace/greeting-operator-system",
+        "CustomResourceDefinition/greetings.example.com",
+        "ServiceAccount/greeting-operator",
+        "ClusterRole/greeting-operator",
+        "ClusterRoleBinding/greeting-operator",
+        "Role/greeting-operator-sharding",
+        "RoleBinding/greeting-operator-sharding",
+        "Deployment/greeting-operator",
+        "Service/greeting-operator-metrics"
+      ])
+      const deployment = objects.find((o) => o.kind === "Deployment")!
+      assert.strictEqual(deployment.spec.replicas, 3)
+      assert.deepStrictEqual(deployment.spec.template.spec.containers[0].args, [
+        "--in-cluster",
+        "--sharding",
+        "--metrics-port=8080",
+        "--health-port=8081",
+        "--log-format=json"
+      ])
+      // the Leases are where the main job looks for them: $POD_NAMESPACE, the Deployment's namespace
+      const role = objects.find((o) => o.kind === "Role")!
+      assert.strictEqual(role.metadata.namespace, deployment.metadata.namespace)
+      assert.deepStrictEqual(deployment.spec.template.spec.containers[0].env[0], {
+        name: "POD_NAMESPACE",
+        valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } }
+      })
+      for (const verb of leaseVerbs) {
+        assert.isTrue(allows(role.rules, "coordination.k8s.io", "leases", verb), `leases ${verb}`)
+      }
+      const binding = objects.find((o) => o.kind === "RoleBinding")!
+      assert.strictEqual(binding.metadata.namespace, role.metadata.namespace)
+      assert.deepStrictEqual(binding.roleRef, {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "Role",
+        name: role.metadata.name
+      })
+      assert.deepStrictEqual(binding.subjects, [
+        { kind: "ServiceAccount", name: "greeting-operator", namespace: "greeting-operator-system" }
+      ])
+      // the sharder patches the labels of every for and owns kind and watches them; the shards patch their for kinds
+      const clusterRole = objects.find((o) => o.kind === "ClusterRole")!
+      assert.deepStrictEqual(clusterRole.rules, Manifests.rules(operator, { sharding: true }))
+      for (const controller of operator.controllers) {
+        for (const kind of [controller.for, ...controller.owns]) {
+          for (const verb of ["list", "watch", "patch"]) {
+            assert.isTrue(allows(clusterRole.rules, kind.group, kind.plural, verb), `${kind.plural} ${verb}`)
+          }
+        }
+      }
+      // nothing else changes
+      const plain = objectsOf(operator)
+      const others = (list: ReadonlyArray<Record<string, any>>) =>
+        list.filter((o) => !["Role", "RoleBinding", "Deployment"].includes(o.kind))
+      assert.deepStrictEqual(others(objects), others(plain))
+    }
+  )
+
+  it("replicas as given; leader election is the alternative, not an addition", () => {
+    const objects = objectsOf(operator, { sharding: true, replicas: 5, leaderElection: false })
+    assert.strictEqual(objects.find((o) => o.kind === "Deployment")!.spec.replicas, 5)
+    assert.isUndefined(objects.find((o) => o.metadata.name === "greeting-operator-leader-election"))
+    const error = errorOf(operator, { sharding: true, leaderElection: true })
+    assert.strictEqual(error.reason, "InvalidOption")
+    assert.match(error.message, /leaderElection and sharding are alternatives/)
+    // without sharding, as before: 1 replica with leader election
+    const plain = objectsOf(operator, { sharding: false })
+    assert.strictEqual(plain.find((o) => o.kind === "Deployment")!.spec.replicas, 1)
+    assert.deepStrictEqual(plain, objectsOf(operator))
+  })
+
+  /** One request's authorization check: what RBAC decides on. */
+  interface Access {
+    readonly verb: string
+    readonly group: string
+    readonly resource: string
+    readonly namespace: string | undefined
+  }
+
+  /** A KubeClient recording the authorization check of each request it sends. */
+  const recording = (accesses: Array<Access>, inner: KubeClient.KubeClient.Service): KubeClient.KubeClient.Service => {
+    const sent = <A, E>(
+      verb: string,
+      resource: Resource.Resource<any>,
+      namespace: string | undefined,
+      request: Effect.Effect<A, E>,
+      subresource?: string
+    ) =>
+      Effect.andThen(
+        Effect.sync(() =>
+          accesses.push({
+            verb,
+            group: resource.group,
+            resource: subresource === undefined ? resource.plural : `${resource.plural}/${subresource}`,
+            namespace: resource.scope === "Namespaced" ? namespace : undefined
+          })
+        ),
+        request
+      )
+    const namespaceOf = (o: unknown) => (o as { metadata?: { namespace?: string } }).metadata?.namespace
+    return {
+      get: (r, n, o) => sent("get", r, o?.namespace, inner.get(r, n, o)),
+      list: (r, o) => sent("list", r, o?.namespace, inner.list(r, o)),
+      listAll: (r, o) => sent("list", r, o?.namespace, inner.listAll(r, o)),
+      create: (r, x, o) => sent("create", r, o?.namespace ?? namespaceOf(x), inner.create(r, x, o)),
+      replace: (r, x, o) => sent("update", r, o?.namespace ?? namespaceOf(x), inner.replace(r, x, o)),
+      patch: (r, n, p, o) => sent("patch", r, o.namespace, inner.patch(r, n, p, o)),
+      delete: (r, n, o) => sent("delete", r, o?.namespace, inner.delete(r, n, o)),
+      replaceStatus: (r, x, o) =>
+        sent("update", r, o?.namespace ?? namespaceOf(x), inner.replaceStatus(r, x, o), "status"),
+      patchStatus: (r, n, p, o) => sent("patch", r, o.namespace, inner.patchStatus(r, n, p, o), "status"),
+      watch: (r, o) => Stream.unwrap(sent("watch", r, o?.namespace, Effect.succeed(inner.watch(r, o))))
+    }
+  }
+
+  it.effect(
+    "every request of a running ring (joins, moves with their drain, a leave, the sharder's clean-up of its Lease) is " +
+      "allowed by the generated ClusterRole and Role",
+    () =>
+      Effect.gen(function*() {
+        const Settings = KubeController.make({
+          name: "settings",
+          for: Resource.ConfigMap,
+          owns: [Resource.Secret],
+          reconcile: () => Effect.void
+        })
+        const ring = Operator.make({ name: "settings-operator", controllers: [Settings] })
+        const objects = objectsOf(ring, { sharding: true })
+        const namespace = "settings-operator-system"
+        const clusterRules = objects.find((o) => o.kind === "ClusterRole")!.rules as ReadonlyArray<Operator.PolicyRule>
+        const roleRules = objects.find((o) => o.kind === "Role" && o.metadata.namespace === namespace)!
+          .rules as ReadonlyArray<Operator.PolicyRule>
+
+        const client = yield* KubeClient.KubeClient
+        yield* client.create(Resource.Namespace, { metadata: { name: namespace } })
+        const accesses: Array<Access> = []
+        const parent = yield* Effect.scope
+        const start = (identity: string) =>
+          Effect.gen(function*() {
+            const scope = yield* Scope.fork(parent, "sequential")
+            const layer = KubeController.layer(Settings).pipe(
+              Layer.provideMerge(Manager.layer()),
+              Layer.provide(Cache.layer()),
+              Layer.provide(Sharding.layer({ ring: ring.name, namespace, identity, controllers: ring.controllers })),
+              Layer.provide(Layer.succeed(KubeClient.KubeClient, recording(accesses, client)))
+            )
+            yield* Layer.build(layer).pipe(Scope.provide(scope), Effect.orDie)
+            return scope
+          })
+        /** A graceful stop: its reconciles drain (on the TestClock) and its Lease is released. */
+        const stop = (scope: Scope.Closeable) =>
+          Effect.gen(function*() {
+            const fiber = yield* Effect.forkChild(Scope.close(scope, Exit.void))
+            while (fiber.pollUnsafe() === undefined) yield* TestClock.adjust(50)
+          })
+        const labelled = Effect.map(
+          client.list(Resource.ConfigMap, { namespace: "default" }),
+          (list) =>
+            list.items.filter((cm) => cm.metadata?.name?.startsWith("app-")).map((cm) =>
+              [
+                cm.metadata?.labels?.[Sharding.shardLabel(ring.name)],
+                cm.metadata?.labels?.[Sharding.drainLabel(ring.name)]
+              ] as const
+            )
+        )
+        const until = (done: Effect.Effect<boolean, unknown>, max: number) =>
+          Effect.gen(function*() {
+            for (let waited = 0; waited <= max; waited += 500) {
+              yield* TestKube.settle
+              if (yield* Effect.orDie(done)) return
+              yield* TestClock.adjust(500)
+            }
+            assert.fail(`not within ${max} ms`)
+          })
+        const spread = (shards: number) =>
+          Effect.map(labelled, (labels) =>
+            labels.every(([shard, drain]) => shard !== undefined && drain === undefined) &&
+            new Set(labels.map(([shard]) => shard)).size === shards)
+
+        const a = yield* start("a")
+        const b = yield* start("b")
+        for (let i = 0; i < 12; i++) {
+          const cm = yield* client.create(Resource.ConfigMap, { metadata: { name: `app-${i}`, namespace: "default" } })
+          yield* client.create(Resource.Secret, {
+            metadata: {
+              name: `app-${i}`,
+              namespace: "default",
+              ownerReferences: [{
+                apiVersion: "v1",
+                kind: "ConfigMap",
+                name: `app-${i}`,
+                uid: cm.metadata!.uid!,
+                controller: true
+              }]
+            }
+          })
+        }
+        yield* until(spread(2), 30_000)
+        // a third replica takes its share: objects drained from their shards, then assigned again
+        const c = yield* start("c")
+        yield* until(spread(3), 60_000)
+        // it leaves: its objects go back; its released Lease is deleted by the sharder after a minute
+        yield* stop(c)
+        yield* until(spread(2), 60_000)
+        yield* until(
+          Effect.map(
+            client.list(Resource.Lease, { namespace }),
+            (leases) => !leases.items.some((l) => l.metadata?.name === `${ring.name}-c`)
+          ),
+          120_000
+        )
+        yield* stop(b)
+        yield* stop(a)
+
+        const key = (x: Access) =>
+          `${x.verb} ${x.group}/${x.resource}${x.namespace === undefined ? "" : ` in ${x.namespace}`}`
+        const denied = accesses.filter((x) =>
+          !allows(clusterRules, x.group, x.resource, x.verb) &&
+          !(x.namespace === namespace && allows(roleRules, x.group, x.resource, x.verb)) &&
+          // the sharder's Lease informer asks whether its namespace exists before its first list; a 403 skips the
+          // check (Cache.listWatch), so no rule is needed for it
+          !(key(x) === "get /namespaces")
+        )
+        assert.deepStrictEqual([...new Set(denied.map(key))], [], "requests the generated RBAC refuses")
+        // the run needed every permission the sharding rules add
+        const sent = new Set(accesses.map(key))
+        for (const verb of leaseVerbs) {
+          assert.isTrue(sent.has(`${verb} coordination.k8s.io/leases in ${namespace}`), verb)
+        }
+        for (const resource of ["configmaps", "secrets"]) {
+          for (const verb of ["list", "watch", "patch"]) {
+            assert.isTrue(
+              sent.has(`${verb} /${resource} in default`) || sent.has(`${verb} /${resource}`),
+              `${verb} ${resource}: ${[...sent].join(", ")}`
+            )
+          }
+        }
+      }).pipe(Effect.provide(TestKube.layerWithCluster({ retry: { times: 0 } }))),
+    { timeout: 60_000 }
+  )
 })

@@ -43,6 +43,12 @@ export interface Args {
   readonly namespace: string | undefined
   readonly installCrds: boolean
   readonly leaderElect: boolean
+  /**
+   * `--sharding`: run as one shard of the ring named after the operator (`Sharding.layer`): every replica reconciles
+   * its share of the objects.
+   */
+  readonly sharding: boolean
+  /** `--leader-election-namespace`: the Lease's namespace (`--leader-elect`), or the ring's Leases' (`--sharding`). */
   readonly leaderElectionNamespace: string | undefined
   readonly metricsPort: number
   readonly healthPort: number
@@ -133,9 +139,14 @@ const flags = (name: string) => ({
   ),
   installCrds: switchFlag("install-crds", "install or update the CRDs first (not on the embedded cluster)"),
   leaderElect: switchFlag("leader-elect", `run only while holding the Lease "${name}" (not on the embedded cluster)`),
+  sharding: switchFlag(
+    "sharding",
+    `run as one shard of the ring "${name}": every replica reconciles its share (not on the embedded cluster)`
+  ),
   leaderElectionNamespace: namespace(
     "leader-election-namespace",
-    "the Lease's namespace (default: $POD_NAMESPACE, the Pod's, --namespace, else \"default\")"
+    "the Leases' namespace, with --leader-elect or --sharding (default: $POD_NAMESPACE, the Pod's, --namespace, " +
+      "else \"default\")"
   ),
   metricsPort: port("metrics-port", "port of /metrics (0: a free one; default 0; in-cluster 8080)"),
   healthPort: port("health-port", "port of /healthz and /readyz (default: the metrics port; in-cluster 8081)"),
@@ -157,26 +168,7 @@ const flags = (name: string) => ({
 type Input = Command.Command.Config.Infer<ReturnType<typeof flags>>
 
 /** The flags without a value. */
-const switches = new Set(["--help", "--real", "--in-cluster", "--install-crds", "--leader-elect"])
-
-/** The words effect/cli reads as the value of a boolean flag given before them. */
-const booleans = new Set(["true", "yes", "on", "1", "y", "false", "no", "off", "0", "n"])
-
-/**
- * The switch given a value, if one is: effect/cli reads `--in-cluster=yes` and `--in-cluster yes` as
- * `--in-cluster`, and `--in-cluster=no` as its absence; here a switch takes no value.
- */
-const switchWithValue = (argv: ReadonlyArray<string>): string | undefined => {
-  const end = argv.indexOf("--")
-  const options = end === -1 ? argv : argv.slice(0, end)
-  for (let i = 0; i < options.length; i++) {
-    const arg = options[i]!
-    const eq = arg.indexOf("=")
-    if (eq !== -1 && switches.has(arg.slice(0, eq))) return arg.slice(0, eq)
-    if (switches.has(arg) && booleans.has(options[i + 1] ?? "")) return arg
-  }
-  return undefined
-}
+const switches = new Set(["--help", "--real", "--in-cluster", "--install-crds", "--leader-elect", "--sharding"])
 
 /** The flags that do nothing in the chosen mode. */
 const refusals = (input: Input): Effect.Effect<void, CliError.CliError> => {
@@ -204,10 +196,10 @@ const refusals = (input: Input): Effect.Effect<void, CliError.CliError> => {
           "--kubeconfig PATH, --context NAME or --in-cluster"
       )
     }
-    if (input.leaderElect) {
+    if (input.leaderElect || input.sharding) {
       return invalid(
-        `--leader-elect does nothing on ${where} (no other replica can reach it): use it with ` +
-          "--kubeconfig PATH, --context NAME or --in-cluster"
+        `${input.leaderElect ? "--leader-elect" : "--sharding"} does nothing on ${where} (no other replica can ` +
+          "reach it): use it with --kubeconfig PATH, --context NAME or --in-cluster"
       )
     }
     if (Option.isSome(input.webhookCertDir)) {
@@ -217,8 +209,14 @@ const refusals = (input: Input): Effect.Effect<void, CliError.CliError> => {
       )
     }
   }
-  if (Option.isSome(input.leaderElectionNamespace) && !input.leaderElect) {
-    return invalid("--leader-election-namespace does nothing without --leader-elect")
+  if (input.leaderElect && input.sharding) {
+    return invalid(
+      "--leader-elect and --sharding are alternatives: --leader-elect runs one replica at a time (on every object), " +
+        "--sharding every replica at once (each on its share of the objects); give one"
+    )
+  }
+  if (Option.isSome(input.leaderElectionNamespace) && !input.leaderElect && !input.sharding) {
+    return invalid("--leader-election-namespace does nothing without --leader-elect or --sharding")
   }
   return Effect.void
 }
@@ -249,6 +247,10 @@ export const command = (name: string, command: string) =>
       {
         command: `${command} --in-cluster --leader-elect --metrics-port=8080 --health-port=8081`,
         description: "in a Pod (the generated Deployment's flags)"
+      },
+      {
+        command: `${command} --in-cluster --sharding --metrics-port=8080 --health-port=8081`,
+        description: "in a Pod of a sharded Deployment (reconcile manifests --sharding)"
       }
     ])
   )
@@ -284,6 +286,7 @@ const toArgs = (
       namespace: Option.getOrUndefined(input.namespace),
       installCrds: input.installCrds,
       leaderElect: input.leaderElect,
+      sharding: input.sharding,
       leaderElectionNamespace: Option.getOrUndefined(input.leaderElectionNamespace),
       metricsPort,
       healthPort,
@@ -311,7 +314,7 @@ export const parse = (
   name: string
 ): Effect.Effect<Option.Option<Args>, UsageError> =>
   Effect.gen(function*() {
-    const switchGiven = switchWithValue(argv)
+    const switchGiven = CommandLine.switchWithValue(argv, switches)
     if (switchGiven !== undefined) return yield* usageError(`${switchGiven} takes no value`, commandName)
     const parsed = yield* Ref.make(Option.none<Args>())
     yield* CommandLine.run(
@@ -330,6 +333,7 @@ const helpArgs: Args = {
   namespace: undefined,
   installCrds: false,
   leaderElect: false,
+  sharding: false,
   leaderElectionNamespace: undefined,
   metricsPort: 0,
   healthPort: 0,

@@ -6,6 +6,7 @@
  * - An invalid command line is one message in the words of the flags (`unknown option --x`, `--namespace needs a
  *   value`, `--namespace is given twice`), never the whole help: the caller prints it as `error: …` and exits 2.
  * - No other built-in flag: `--log-level` is the main job's own, and there is no `--version` or `--wizard`.
+ * - A switch takes no value ({@link switchWithValue}): `--in-cluster=no` is refused, not read as its absence.
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
@@ -70,6 +71,27 @@ const sentence = (error: CliError.NonShowHelpErrors, name: string): string => {
       // ValidationError: the flags' own checks and the commands' refusals, whose message is the sentence
       return error.message
   }
+}
+
+/** The words effect/cli reads as the value of a boolean flag given before them. */
+const booleans = new Set(["true", "yes", "on", "1", "y", "false", "no", "off", "0", "n"])
+
+/**
+ * The switch of `switches` given a value, if one is: effect/cli reads `--in-cluster=yes` and `--in-cluster yes` as
+ * `--in-cluster`, and `--in-cluster=no` as its absence; here a switch takes no value.
+ *
+ * @internal
+ */
+export const switchWithValue = (argv: ReadonlyArray<string>, switches: ReadonlySet<string>): string | undefined => {
+  const end = argv.indexOf("--")
+  const options = end === -1 ? argv : argv.slice(0, end)
+  for (let i = 0; i < options.length; i++) {
+    const arg = options[i]!
+    const eq = arg.indexOf("=")
+    if (eq !== -1 && switches.has(arg.slice(0, eq))) return arg.slice(0, eq)
+    if (switches.has(arg) && booleans.has(options[i + 1] ?? "")) return arg
+  }
+  return undefined
 }
 
 /**

@@ -1,6 +1,6 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { LeaderElection, Logging, Manager } from "@reconcile/core"
-import { Cache, Kube, KubeClient, LeaseLeaderElection, Operator, Resource } from "@reconcile/kube"
+import { Cache, Kube, KubeClient, LeaseLeaderElection, Operator, Resource, Sharding } from "@reconcile/kube"
 import type { KubeObject as KubeObjects } from "@reconcile/testkit"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -75,7 +75,7 @@ const podNamespace = (env: Readonly<Record<string, string | undefined>>): string
   return undefined
 }
 
-/** Where the leader-election Lease lives. */
+/** Where the leader-election Lease (or, with `--sharding`, the ring's Leases) lives. */
 const electionNamespace = (args: Main.Args, env: Readonly<Record<string, string | undefined>>): string =>
   args.leaderElectionNamespace ?? podNamespace(env) ?? args.namespace ?? "default"
 
@@ -89,9 +89,31 @@ const webhookNamespace = <E, R>(
 ): string => podNamespace(env) ?? `${operator.name}-system`
 
 /**
+ * The replica's election, for the Manager and its controllers: a Lease with `--leader-elect`; with `--sharding` this
+ * replica's shard of the ring named after the operator (its shard Lease, the sharder while it holds the ring's Lease,
+ * and the `Sharding` service that restricts the Cache and gates the controllers); else always the leader.
+ */
+const election = <E, R>(
+  operator: Operator.Operator<E, R>,
+  args: Main.Args,
+  env: Readonly<Record<string, string | undefined>>
+): Layer.Layer<LeaderElection.LeaderElection, unknown, KubeClient.KubeClient> =>
+  args.sharding
+    ? Sharding.layer({
+      ring: operator.name,
+      namespace: electionNamespace(args, env),
+      controllers: operator.controllers,
+      objectNamespace: args.namespace
+    })
+    : args.leaderElect
+    ? LeaseLeaderElection.layer({ name: operator.name, namespace: electionNamespace(args, env) })
+    : LeaderElection.layerAlwaysLeader
+
+/**
  * The operator's controllers under the Manager (metrics and health endpoints), over the Cache (restricted to
- * `--namespace` when given), with a Lease election when `--leader-elect`. Its webhook server, if it has webhooks,
- * starts before the controllers and beside the election, on every replica, and stops after them.
+ * `--namespace` when given, and to the shard's objects with `--sharding`), with the replica's {@link election}. Its
+ * webhook server, if it has webhooks, starts before the controllers and beside the election, on every replica, and
+ * stops after them.
  */
 const running = <E, R>(
   operator: Operator.Operator<E, R>,
@@ -99,16 +121,13 @@ const running = <E, R>(
   env: Readonly<Record<string, string | undefined>>
 ) => {
   const host = args.mode._tag === "InCluster" ? "0.0.0.0" : "127.0.0.1"
-  // the replica's election, for the Manager and its controllers: a Lease with --leader-elect, else always the leader
-  const election = args.leaderElect
-    ? LeaseLeaderElection.layer({ name: operator.name, namespace: electionNamespace(args, env) })
-    : LeaderElection.layerAlwaysLeader
   return (operator.layer as Layer.Layer<never, unknown, any>).pipe(
     Layer.provideMerge(Webhooks.layer(operator, args, webhookNamespace(operator, env))),
     Layer.provideMerge(Manager.layer({ metricsPort: args.metricsPort, healthPort: args.healthPort, host })),
-    Layer.provide(election),
     // --namespace: every informer of a namespaced kind watches only that namespace
-    Layer.provide(Cache.layer({ namespace: args.namespace }))
+    Layer.provide(Cache.layer({ namespace: args.namespace })),
+    // below the Cache and the controllers: with --sharding, both read this replica's shard from their context
+    Layer.provide(election(operator, args, env))
   ) as unknown as Layer.Layer<Manager.Manager, unknown, KubeClient.KubeClient | Kube.Kube>
 }
 

@@ -25,6 +25,7 @@ interface Parsed {
   readonly image: string | undefined
   readonly namespace: string | undefined
   readonly replicas: number | undefined
+  readonly sharding: boolean
 }
 
 const invalid = (message: string) => Effect.fail(new CliError.ValidationError({ message }))
@@ -66,8 +67,18 @@ const flags = {
         : invalid(`--replicas must be a whole number, not "${value}"`)
     ),
     Flag.optional
+  ),
+  sharding: Flag.Boolean("sharding").pipe(
+    Flag.withoutNegation,
+    Flag.withDefault(false),
+    Flag.withDescription(
+      "every replica a shard of the operator's ring (main job --sharding): 3 replicas unless --replicas, the Leases' RBAC"
+    )
   )
 }
+
+/** The flags without a value. */
+const switches = new Set(["--sharding"])
 
 const exitCodes = "Exit codes: 0 written, 1 the entry or the operator is unusable, 2 invalid options."
 
@@ -81,7 +92,8 @@ const manifests = (io: Io) =>
       output: Option.getOrUndefined(input.output),
       image: Option.getOrUndefined(input.image),
       namespace: Option.getOrUndefined(input.namespace),
-      replicas: Option.getOrUndefined(input.replicas)
+      replicas: Option.getOrUndefined(input.replicas),
+      sharding: input.sharding
     }, io)).pipe(
       Command.validate((input) =>
         Option.isSome(input.out) && Option.isSome(input.output)
@@ -95,6 +107,7 @@ const manifests = (io: Io) =>
         [
           "Writes the manifests an operator needs in a cluster: its Namespace, CRDs, least-privilege RBAC",
           "(ClusterRole, Role for leader election and events), ServiceAccount, Deployment and metrics Service.",
+          "With --sharding the Deployment's replicas each reconcile their share of the objects (main job --sharding).",
           "",
           "Then: kubectl apply --server-side -f DIR (or FILE).",
           exitCodes
@@ -104,6 +117,10 @@ const manifests = (io: Io) =>
         {
           command: "reconcile manifests --out config --image ghcr.io/me/greeting-operator:0.1.0",
           description: "then: kubectl apply --server-side -f config/"
+        },
+        {
+          command: "reconcile manifests --out config --sharding --replicas 5",
+          description: "5 replicas, each reconciling its share of the objects"
         },
         { command: "reconcile manifests --entry src/operators.ts --export greeting -o greeting.yaml" }
       ])
@@ -173,7 +190,8 @@ const generateAll = (operators: ReadonlyArray<Operator.Operator<unknown, unknown
       const generated = yield* Manifests.generate(operator, {
         image: parsed.image,
         namespace: parsed.namespace,
-        replicas: parsed.replicas
+        replicas: parsed.replicas,
+        sharding: parsed.sharding
       }).pipe(Effect.mapError((e) => new CommandError({ message: e.message })))
       for (const o of generated) {
         const key = identity(o)
@@ -255,6 +273,10 @@ export const main = (argv: ReadonlyArray<string>, io: Io = processIo()): Effect.
   Effect.gen(function*() {
     // `--help` and `--completions SHELL` are printed on the Console: through `io`
     const printed: Array<string> = []
+    const switchGiven = CommandLine.switchWithValue(argv, switches)
+    if (switchGiven !== undefined) {
+      return yield* new UsageError({ message: `${switchGiven} takes no value (see reconcile manifests --help)` })
+    }
     yield* CommandLine.run(
       reconcile(io),
       argv,

@@ -113,18 +113,37 @@ const merge = (grants: ReadonlyArray<Grant>): Array<Operator.PolicyRule> => {
     }))
 }
 
+/**
+ * What a ring needs of a controller's kinds (`Sharding`): the sharder lists and watches the `for` and `owns` kinds
+ * and patches their assignment and drain labels; a shard patches its `for` objects to acknowledge a drain.
+ */
+const shardingGrants = (d: KubeController.Declaration): Array<Grant> =>
+  [d.for, ...d.owns].map((resource) => grant(resource, ["list", "watch", "patch"]))
+
 /** @internal */
-export const rules = (operator: Operator.Operator<any, any>): Array<Operator.PolicyRule> =>
+export const rules = (
+  operator: Operator.Operator<any, any>,
+  options?: Pick<Manifests.Options, "sharding">
+): Array<Operator.PolicyRule> =>
   merge([
     ...operator.controllers.flatMap(controllerGrants),
+    ...(options?.sharding === true ? operator.controllers.flatMap(shardingGrants) : []),
     ...operator.rules.flatMap(fromRule),
     // the CertificateManager's cluster-scoped objects (named by the operator, whatever its namespace)
     ...certificateRules(webhookSettings(operator, "default")).cluster.flatMap(fromRule)
   ])
 
+const leases = { apiGroups: ["coordination.k8s.io"], resources: ["leases"] }
+
 /** The leader-election Role's rules (what `LeaseLeaderElection` sends). */
-const leaseRules: ReadonlyArray<Operator.PolicyRule> = [
-  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] }
+const leaseRules: ReadonlyArray<Operator.PolicyRule> = [{ ...leases, verbs: ["get", "create", "update"] }]
+
+/**
+ * The sharding Role's rules: each replica holds its shard Lease and may hold the sharder's (`get`, `create`,
+ * `update`), the sharder watches the ring's shard Leases (`list`, `watch`) and deletes those long expired.
+ */
+const shardingLeaseRules: ReadonlyArray<Operator.PolicyRule> = [
+  { ...leases, verbs: ["get", "list", "watch", "create", "update", "delete"] }
 ]
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -172,6 +191,7 @@ interface Resolved {
   readonly image: string
   readonly replicas: number
   readonly leaderElection: boolean
+  readonly sharding: boolean
   readonly metricsPort: number
   readonly healthPort: number
   /** The webhooks' settings, when the operator has any. */
@@ -226,16 +246,24 @@ const resolve = (
   const image = options.image ?? `${name}:latest`
   const imgProblem = imageProblem(image)
   if (imgProblem !== undefined) return fail("InvalidImage", imgProblem)
-  const replicas = options.replicas ?? 1
+  const sharding = options.sharding ?? false
+  if (sharding && options.leaderElection === true) {
+    return fail(
+      "InvalidOption",
+      "leaderElection and sharding are alternatives: leader election runs one replica at a time, sharding every " +
+        "replica on its share of the objects; leave leaderElection out with sharding"
+    )
+  }
+  const replicas = options.replicas ?? (sharding ? 3 : 1)
   if (!Number.isInteger(replicas) || replicas < 0) {
     return fail("InvalidOption", `replicas must be a non-negative integer, got ${replicas}`)
   }
-  const leaderElection = options.leaderElection ?? true
-  if (replicas > 1 && !leaderElection) {
+  const leaderElection = !sharding && (options.leaderElection ?? true)
+  if (replicas > 1 && !leaderElection && !sharding) {
     return fail(
       "InvalidOption",
       `${replicas} replicas without leader election would reconcile every object ${replicas} times at once: ` +
-        "turn leader election on or run 1 replica"
+        "turn leader election (or sharding) on or run 1 replica"
     )
   }
   const metricsPort = options.metricsPort ?? 8080
@@ -255,7 +283,17 @@ const resolve = (
   }
   const hookProblem = webhooks === undefined ? undefined : webhookProblem(webhooks, metricsPort, healthPort)
   if (hookProblem !== undefined) return fail("InvalidOption", hookProblem)
-  return Result.succeed({ name, namespace, image, replicas, leaderElection, metricsPort, healthPort, webhooks })
+  return Result.succeed({
+    name,
+    namespace,
+    image,
+    replicas,
+    leaderElection,
+    sharding,
+    metricsPort,
+    healthPort,
+    webhooks
+  })
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -270,6 +308,7 @@ const workload = (r: Resolved): Array<Json> => {
   const args = [
     "--in-cluster",
     ...(r.leaderElection ? ["--leader-elect"] : []),
+    ...(r.sharding ? ["--sharding"] : []),
     `--metrics-port=${r.metricsPort}`,
     `--health-port=${r.healthPort}`,
     ...(w === undefined ? [] : [`--webhook-port=${w.port}`]),
@@ -408,7 +447,7 @@ const rbac = (operator: Operator.Operator<any, any>, r: Resolved): Array<Json> =
       apiVersion: `${rbacGroup}/v1`,
       kind: "ClusterRole",
       metadata: { name: r.name, labels: labels(r.name) },
-      rules: rules(operator)
+      rules: rules(operator, { sharding: r.sharding })
     },
     {
       apiVersion: `${rbacGroup}/v1`,
@@ -418,14 +457,15 @@ const rbac = (operator: Operator.Operator<any, any>, r: Resolved): Array<Json> =
       subjects: [subject]
     }
   ]
-  if (r.leaderElection) {
-    const role = `${r.name}-leader-election`
+  if (r.leaderElection || r.sharding) {
+    // the main job's Leases are in the Pod's namespace ($POD_NAMESPACE)
+    const role = r.sharding ? `${r.name}-sharding` : `${r.name}-leader-election`
     out.push(
       {
         apiVersion: `${rbacGroup}/v1`,
         kind: "Role",
         metadata: { name: role, namespace: r.namespace, labels: labels(r.name) },
-        rules: leaseRules
+        rules: r.sharding ? shardingLeaseRules : leaseRules
       },
       {
         apiVersion: `${rbacGroup}/v1`,

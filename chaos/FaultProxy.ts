@@ -18,6 +18,10 @@
  * - windows of `fragment` (1–7 byte pieces, each written on its own) and `latency` (each chunk delivered
  *   `ms` after it arrived) on every matching connection, existing and new.
  *
+ * - `partition`: every connection of one tagged listener (a replica's own, {@link FaultProxy.listen}) — open ones
+ *   and those opened before the deadline — stalled until a deadline: that replica is cut off from the server
+ *   while the others are not.
+ *
  * Every wait is bounded by a deadline or by the connection closing; `close()` destroys everything.
  */
 import * as net from "node:net"
@@ -114,6 +118,8 @@ export class Connection {
     readonly opened: number,
     /** The operator's TCP socket (raw, even on the terminating listener: so it can be reset). */
     readonly raw: net.Socket,
+    /** The tag of its listener ({@link FaultProxy.listen}); undefined on the two shared listeners. */
+    readonly tag: string | undefined,
     /** Where plaintext (terminating) or ciphertext (pass-through) from and to the operator goes. */
     readonly client: net.Socket,
     private readonly streamingAfterMs: number
@@ -194,6 +200,8 @@ export class FaultProxy {
   private readonly maxBuffered: number
   private servers: Array<net.Server> = []
   private ports: Record<Kind, number> = { passthrough: 0, terminating: 0 }
+  /** Tagged listeners' partitions: tag → until (epoch ms). */
+  private readonly partitions = new Map<string, number>()
 
   constructor(private readonly options: Options) {
     this.rng = new Rng(options.seed ^ 0x5eed)
@@ -207,15 +215,21 @@ export class FaultProxy {
 
   /** Listens on two free ports of 127.0.0.1. */
   async start(): Promise<void> {
-    for (const kind of ["passthrough", "terminating"] as const) {
-      const server = net.createServer({ noDelay: true }, (socket) => this.accept(kind, socket))
-      await new Promise<void>((resolve, reject) => {
-        server.once("error", reject)
-        server.listen(0, "127.0.0.1", () => resolve())
-      })
-      this.ports[kind] = (server.address() as net.AddressInfo).port
-      this.servers.push(server)
-    }
+    for (const kind of ["passthrough", "terminating"] as const) this.ports[kind] = await this.listen(kind)
+  }
+
+  /**
+   * Opens one more listener of `kind` on a free port of 127.0.0.1 and returns the port. Its connections count as
+   * `kind`'s for every fault; a `tag` (one replica's) also lets {@link partition} cut them alone.
+   */
+  async listen(kind: Kind, tag?: string): Promise<number> {
+    const server = net.createServer({ noDelay: true }, (socket) => this.accept(kind, socket, tag))
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject)
+      server.listen(0, "127.0.0.1", () => resolve())
+    })
+    this.servers.push(server)
+    return (server.address() as net.AddressInfo).port
   }
 
   /** Stops listening and destroys every connection. */
@@ -288,6 +302,20 @@ export class FaultProxy {
     return [...this.ended, ...open]
   }
 
+  /**
+   * Cuts the listener tagged `tag` off until `until` (epoch ms): its open connections and every one it accepts
+   * meanwhile forward nothing either way (held open, as a network partition holds TCP connections) until then.
+   */
+  partition(tag: string, until: number): void {
+    this.partitions.set(tag, Math.max(this.partitions.get(tag) ?? 0, until))
+    this.stall([...this.open].filter((c) => c.tag === tag && !c.closed), until)
+  }
+
+  /** Open connections of the listener tagged `tag`. */
+  tagged(tag: string): ReadonlyArray<Connection> {
+    return [...this.open].filter((c) => !c.closed && c.tag === tag)
+  }
+
   /** Opens a fragment or latency window on a listener until `until` (epoch ms). */
   window(kind: "fragment" | "latency", listener: Listener, until: number, ms = 0): void {
     this.windows.push({ kind, listener, until, ms })
@@ -296,6 +324,7 @@ export class FaultProxy {
   /** Ends every window, stall and pending reset (blackholes stay: they are silent until closed). */
   calm(): void {
     this.windows = []
+    this.partitions.clear()
     for (const c of this.open) {
       c.stalledUntil = 0
       c.resetArmedUntil = 0
@@ -314,7 +343,7 @@ export class FaultProxy {
     return found
   }
 
-  private accept(kind: Kind, raw: net.Socket): void {
+  private accept(kind: Kind, raw: net.Socket, tag: string | undefined): void {
     this.stats.connections[kind]++
     raw.setNoDelay(true)
     const client = kind === "terminating"
@@ -325,8 +354,10 @@ export class FaultProxy {
         ALPNProtocols: ["http/1.1"]
       })
       : raw
-    const c = new Connection(this.nextId++, kind, Date.now(), raw, client, this.options.streamingAfterMs ?? 1500)
+    const c = new Connection(this.nextId++, kind, Date.now(), raw, tag, client, this.options.streamingAfterMs ?? 1500)
     this.open.add(c)
+    const partitioned = tag === undefined ? 0 : this.partitions.get(tag) ?? 0
+    if (partitioned > Date.now()) this.stall([c], partitioned)
     const finish = () => {
       if (c.blackholed && !c.closed) {
         this.ended.push({
@@ -439,9 +470,15 @@ export class FaultProxy {
       if (this.active("fragment", c) !== undefined) {
         await this.fragment(c, dst, chunk)
       } else if (!dst.write(chunk)) {
+        // whichever comes first; the other listener is removed (a long connection drains many times)
         await new Promise<void>((resolve) => {
-          dst.once("drain", resolve)
-          dst.once("close", resolve)
+          const done = () => {
+            dst.off("drain", done)
+            dst.off("close", done)
+            resolve()
+          }
+          dst.once("drain", done)
+          dst.once("close", done)
         })
       }
       this.stats.bytes[dir] += chunk.length

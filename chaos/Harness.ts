@@ -3,6 +3,7 @@
  * replicas, the Deployment simulator, the observer and the load; the seeded faults for `duration` seconds; then
  * the wait for convergence and the invariants (see `docs/chaos.md`).
  */
+import { Sharding } from "@reconcile/kube"
 import { selfSigned } from "@reconcile/kube/Certificates"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -14,6 +15,7 @@ import * as Invariants from "./Invariants.js"
 import { Load, webappsPath } from "./Load.js"
 import { Observer } from "./Observer.js"
 import { Operators } from "./Operators.js"
+import * as Overlap from "./Overlap.js"
 import type { Fault, FaultKind, Plan } from "./Plan.js"
 import { describeFault, faultKinds } from "./Plan.js"
 import { Children, root } from "./Processes.js"
@@ -30,6 +32,11 @@ export interface Options {
   /** `harness`: chaos/operator.ts (leader election, cleanup lines); `main`: the example's main job. */
   readonly operator: "harness" | "main"
   readonly replicas: number
+  /**
+   * The ring the replicas form (`Sharding.layer`) instead of electing a leader: the sharding faults, the shard
+   * labels and the overlap of reconciles in the logs are checked. Harness operator only.
+   */
+  readonly sharding?: string | undefined
   /** Seconds to wait for convergence after the faults stop. */
   readonly convergeTimeout: number
   /** Seconds the converged state must hold before the final check. */
@@ -64,6 +71,9 @@ export class SetupFailed extends Error {}
 const namespace = "default"
 const finalizer = "apps.reconcile.dev/registry"
 const leaseName = "webapp-operator"
+/** The shards' renew deadline (Sharding.layer's default), and the slack allowed for stopping after it. */
+const renewDeadline = 10
+const stopSlack = 2
 
 /** A kubeconfig (as JSON, which YAML parsers read) for a server, CA and token. */
 const kubeconfig = (server: string, ca: string, token: string): string =>
@@ -82,6 +92,15 @@ const kubeconfig = (server: string, ca: string, token: string): string =>
     null,
     2
   )
+
+/** A log file's text ("" when it cannot be read). */
+const readLog = (file: string): string => {
+  try {
+    return fs.readFileSync(file, "utf8")
+  } catch {
+    return ""
+  }
+}
 
 /** Runs the whole thing; resolves with the result, rejects with {@link Interrupted} or {@link SetupFailed}. */
 export const run = async (options: Options, signal: AbortSignal): Promise<Result> => {
@@ -178,12 +197,21 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
       seed: plan.seed
     })
     await proxy.start()
-    const kubeconfigFor = (listener: "passthrough" | "terminating") => {
-      const file = path.join(tempDir, `kubeconfig.${listener}`)
+    // under sharding each replica has its own listener (so one replica can be partitioned from the server alone)
+    const ownPorts = new Map<string, number>()
+    const kubeconfigFor = async (listener: "passthrough" | "terminating", replica: number) => {
+      let port = proxy!.port(listener)
+      let file = path.join(tempDir, `kubeconfig.${listener}`)
+      if (options.sharding !== undefined) {
+        const tag = `replica-${replica}`
+        port = ownPorts.get(tag) ?? await proxy!.listen(listener, tag)
+        ownPorts.set(tag, port)
+        file = path.join(tempDir, `kubeconfig.${tag}`)
+      }
       fs.writeFileSync(
         file,
         kubeconfig(
-          `https://127.0.0.1:${proxy!.port(listener)}`,
+          `https://127.0.0.1:${port}`,
           listener === "terminating" ? certificate.cert : server!.ca(),
           server!.token()
         ),
@@ -199,11 +227,14 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
 
     // --- simulator, observer, load --------------------------------------------------------------------------
     // on the real control plane, kube-controller-manager and the kubelet stand-in write Deployment status
-    const simulator = new Simulator(direct, namespace)
+    // each check and each simulator pass lists every WebApp, Deployment and Service: with many apps, less often (3 ms
+    // and 1 ms per app), so that the harness does not take the server's time from the operators
+    const apps = plan.initialApps
+    const simulator = new Simulator(direct, namespace, 1000, Math.max(300, apps))
     const observer = new Observer(direct, namespace, finalizer, trace)
     background.push(observer.run(stop))
     if (!server.runsWorkloads) background.push(simulator.run(stop))
-    const load = new Load(direct, namespace, trace)
+    const load = new Load(direct, namespace, trace, { cap: Math.max(40, plan.initialApps + 28), floor: 8 })
 
     // --- the operators -------------------------------------------------------------------------------------
     const operators = new Operators({
@@ -213,7 +244,8 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
       kubeconfigFor,
       freePort,
       direct,
-      lease: { namespace, name: leaseName },
+      lease: { namespace, name: options.sharding === undefined ? leaseName : `${options.sharding}-sharder` },
+      sharding: options.sharding,
       log
     })
     stopOperators = () => operators.stop()
@@ -259,18 +291,26 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
         unresolved: load.unresolved(),
         seen: observer.seen,
         cleanups: options.operator === "harness" ? operators.cleanups : undefined,
-        finalizer
+        finalizer,
+        // by the API server's shardSelector no object carries a label: only the logs tell who reconciled what
+        shards: options.sharding === undefined || operators.shardMode === "server" ? undefined : {
+          label: Sharding.shardLabel(options.sharding),
+          drainLabel: Sharding.drainLabel(options.sharding),
+          live: operators.liveIdentities()
+        }
       })
     }
 
     // --- baseline ---------------------------------------------------------------------------------------------
-    await load.populate(plan.initialApps)
+    await load.populate(plan.initialApps, plan.initialApps > 40 ? 8 : 1)
     let baseline: ReadonlyArray<Violation> = []
-    const baselineDeadline = Date.now() + 60_000
+    // a minute, and 0.3 s per app (a thousand apps: their Deployments, Services, statuses and shard labels take
+    // about 3–4 minutes on two cores)
+    const baselineDeadline = Date.now() + 60_000 + apps * 300
     for (;;) {
       baseline = await evaluate(true)
       if (baseline.length === 0 || Date.now() > baselineDeadline) break
-      await sleep(500)
+      await sleep(Math.max(500, apps * 3))
     }
     if (baseline.length > 0) {
       throw new SetupFailed(
@@ -288,6 +328,8 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
       skipped[`${fault.kind} (${why})`] = (skipped[`${fault.kind} (${why})`] ?? 0) + 1
       log(`  t=${fault.at}s ${fault.kind} skipped: ${why}`)
     }
+    /** Partitions: which process was cut off when, for the figures (how long it took to stop). */
+    const partitions: Array<{ process: string; at: number; seconds: number }> = []
     const phaseStart = Date.now()
     const phaseEnd = phaseStart + plan.duration * 1000
     let serverBusy = false
@@ -395,6 +437,28 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
           operators.kill(r, fault.signal)
           break
         }
+        case "partition": {
+          const running = operators.runningReplicas()
+          if (running.length === 0) return skip(fault, "no replica running")
+          const r = running[Math.floor(fault.pick * running.length)]!
+          proxy!.partition(`replica-${r.index}`, until)
+          partitions.push({ process: r.child.name, at: Date.now(), seconds: (until - Date.now()) / 1000 })
+          trace(`  partitioned ${r.child.name} (${r.identity}) until ${new Date(until).toISOString()}`)
+          break
+        }
+        case "replica-kill": {
+          const running = operators.runningReplicas()
+          if (running.length === 0) return skip(fault, "no replica running")
+          const r = running[Math.floor(fault.pick * running.length)]!
+          trace(`  killing ${r.child.name} (${r.identity}) with ${fault.signal}`)
+          operators.kill(r, fault.signal)
+          break
+        }
+        case "replica-add": {
+          const r = await operators.add()
+          if (r === undefined) return skip(fault, "5 replicas already")
+          break
+        }
         case "stale-takeover": {
           // the issue-11 case: the follower's caches lag (its watches are held) while the leader cleans up and
           // releases finalizers; then the follower takes over and reconciles from what it cached
@@ -467,7 +531,7 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
         break
       }
       if (Date.now() > deadline) break
-      await sleep(1000)
+      await sleep(Math.max(1000, apps * 2))
     }
     if (convergedAt !== undefined) {
       log(
@@ -506,6 +570,59 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
     ]
     await operators.scrape(true)
 
+    // --- sharding: the replicas' logs ------------------------------------------------------------------------------
+    // every process stopped (each open reconcile ends with its process), then every reconcile paired by reconcileID
+    let sharding: Record<string, unknown> | undefined
+    if (options.sharding !== undefined) {
+      await operators.stop()
+      const logs = operators.processes.map((p) => ({
+        process: p.process,
+        identity: p.identity,
+        text: readLog(path.join(logDir, `${p.process}.log`)),
+        endedAt: p.endedAt
+      }))
+      const found = Overlap.check(logs)
+      for (const o of found.overlaps) {
+        final.push({ rule: "overlap", subject: `WebApp ${o.object}`, detail: Overlap.describe(o) })
+      }
+      // a replica cut off stops reconciling within its renew deadline (10 s) of its last renewal, which was before
+      // the partition: any reconcile of it running 12 s into the partition (2 s for a loaded machine's timers) is late
+      for (const x of partitions) {
+        if (x.seconds < renewDeadline + stopSlack) continue
+        const limit = x.at + (renewDeadline + stopSlack) * 1000
+        for (const i of Overlap.runningAfter(found.intervals, x.process, limit)) {
+          final.push({
+            rule: "partition-stop",
+            subject: `WebApp ${i.object}`,
+            detail: `${x.process} was cut off at ${new Date(x.at).toISOString()} but reconciled after ${
+              renewDeadline + stopSlack
+            } s: ${Overlap.describeOne(i)}`
+          })
+        }
+      }
+      const kinds = { work: 0, release: 0, gated: 0 }
+      for (const i of found.intervals) kinds[i.kind]++
+      const ended = new Map(operators.processes.map((p) => [p.process, p.endedAt]))
+      sharding = {
+        ring: options.sharding,
+        mode: operators.shardMode,
+        replicas: operators.replicas.length,
+        identities: operators.processes.length,
+        reconciles: kinds,
+        unclosed: found.intervals.filter((i) => i.last === undefined).length,
+        overlaps: found.overlaps.length,
+        partitions: partitions.map((x) => {
+          const end = ended.get(x.process)
+          return {
+            ...x,
+            stoppedAfter: end === undefined || end < x.at ? undefined : (end - x.at) / 1000
+          }
+        }),
+        moves: operators.scrapes.total("shard_moves_total"),
+        releases: operators.scrapes.total("shard_releases_total")
+      }
+    }
+
     // --- figures -----------------------------------------------------------------------------------------------
     const figures: Record<string, unknown> = {
       apiserver: server.describe(),
@@ -533,7 +650,8 @@ export const run = async (options: Options, signal: AbortSignal): Promise<Result
         ? Invariants.cleanupFigures(observer.seen, operators.cleanups)
         : "not observable with --operator main",
       simulator: { statusUpdates: simulator.updates },
-      observer: { relists: observer.relists }
+      observer: { relists: observer.relists },
+      ...(sharding === undefined ? {} : { sharding })
     }
     return {
       seed: plan.seed,

@@ -19,6 +19,10 @@
  *   and none for an object that is live. A cleanup repeated *before* the release is allowed (the Finalizer's
  *   at-least-once contract: the release may fail after the cleanup succeeded) and counted.
  * - `intent`: the live WebApps are exactly the ones the harness's acknowledged writes say, with those specs.
+ * - `shard-unassigned`, `shard-not-live`, `shard-draining`, `shard-child` (sharded runs): every live WebApp is
+ *   labelled with a live shard of the ring and not being drained, and its Deployment and Service carry its label.
+ *
+ * The sharding rule read from the logs (no two replicas reconcile one object at once) is `chaos/Overlap.ts`'s.
  */
 import type { Spec } from "./Load.js"
 import type { Seen } from "./Observer.js"
@@ -60,6 +64,18 @@ export interface Input {
   /** undefined: the operator reports no cleanups (they are not checked). */
   readonly cleanups: ReadonlyArray<Cleanup> | undefined
   readonly finalizer: string
+  /** A sharded run: the ring's labels and the identities of the replicas running at the end. */
+  readonly shards?: Shards | undefined
+}
+
+/** What the sharding rules check against. */
+export interface Shards {
+  /** `shard.reconcile.dev/<ring>`. */
+  readonly label: string
+  /** `drain.shard.reconcile.dev/<ring>`. */
+  readonly drainLabel: string
+  /** The identities of the live shards. */
+  readonly live: ReadonlySet<string>
 }
 
 /** The figures of the cleanups. */
@@ -97,6 +113,8 @@ export const check = (input: Input): ReadonlyArray<Violation> => {
   // a WebApp still deleting keeps its children and registry entry until its cleanup: only stuck-terminating
   const deletingByUid = new Map(snapshot.webapps.filter(isDeleting).map((w) => [w.metadata.uid as string, w]))
   const deletingNames = new Set(snapshot.webapps.filter(isDeleting).map((w) => w.metadata.name as string))
+  const deploymentsByName = new Map(snapshot.deployments.map((d) => [d.metadata.name as string, d]))
+  const servicesByName = new Map(snapshot.services.map((s) => [s.metadata.name as string, s]))
 
   for (const w of snapshot.webapps) {
     if (isDeleting(w)) {
@@ -149,8 +167,8 @@ export const check = (input: Input): ReadonlyArray<Violation> => {
       add("not-ready", subject, `readyReplicas ${w.status?.readyReplicas} of ${w.spec?.replicas}`)
     }
 
-    const deployment = snapshot.deployments.find((d) => d.metadata.name === name)
-    const service = snapshot.services.find((s) => s.metadata.name === name)
+    const deployment = deploymentsByName.get(name)
+    const service = servicesByName.get(name)
     for (const [kind, child] of [["Deployment", deployment], ["Service", service]] as const) {
       if (child === undefined) {
         add("missing-child", subject, `no ${kind}`)
@@ -174,6 +192,7 @@ export const check = (input: Input): ReadonlyArray<Violation> => {
     if (service !== undefined && service.spec?.ports?.[0]?.port !== w.spec?.port) {
       add("child-drift", `Service ${name}`, `port ${service.spec?.ports?.[0]?.port} vs ${w.spec?.port}`)
     }
+    if (input.shards !== undefined) shardRules(input.shards, w, [["Deployment", deployment], ["Service", service]], add)
     const value = snapshot.registry?.[name]
     if (value === undefined) add("registry-missing", subject, "no registry entry")
     else if (value !== w.spec?.image) {
@@ -239,6 +258,32 @@ export const check = (input: Input): ReadonlyArray<Violation> => {
     }
   }
   return out
+}
+
+/** The sharding rules of one live WebApp and its children. */
+const shardRules = (
+  shards: Shards,
+  w: any,
+  children: ReadonlyArray<readonly [string, any]>,
+  add: (rule: string, subject: string, detail: string) => void
+) => {
+  const subject = `WebApp ${w.metadata.name}`
+  const labels = w.metadata.labels ?? {}
+  const shard: string | undefined = labels[shards.label]
+  if (shard === undefined) add("shard-unassigned", subject, `no ${shards.label} label`)
+  else if (!shards.live.has(shard)) {
+    add("shard-not-live", subject, `assigned to ${shard}, not a live shard (live: ${[...shards.live].join(", ")})`)
+  }
+  if (labels[shards.drainLabel] !== undefined) {
+    add("shard-draining", subject, `still labelled ${shards.drainLabel}=${labels[shards.drainLabel]}`)
+  }
+  for (const [kind, child] of children) {
+    if (child === undefined || shard === undefined) continue
+    const theirs = child.metadata?.labels?.[shards.label]
+    if (theirs !== shard) {
+      add("shard-child", `${kind} ${w.metadata.name}`, `labelled ${theirs ?? "(none)"}, its owner ${shard}`)
+    }
+  }
 }
 
 /** Counts cleanups per deleted object. */

@@ -109,9 +109,16 @@ export class Load {
     }
   }
 
-  /** Creates `count` apps (before the faults), each acknowledged. */
-  async populate(count: number): Promise<void> {
-    for (let i = 0; i < count; i++) await this.run({ at: 0, op: "create", pick: 0, variant: i * 7 + 1 })
+  /** Creates `count` apps (before the faults), `concurrency` at a time (names and specs in order). */
+  async populate(count: number, concurrency = 1): Promise<void> {
+    let next = 0
+    const worker = async () => {
+      while (next < count) {
+        const i = next++
+        await this.run({ at: 0, op: "create", pick: 0, variant: i * 7 + 1 })
+      }
+    }
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, worker))
   }
 
   /** Runs one planned operation; never throws. */

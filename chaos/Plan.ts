@@ -83,6 +83,17 @@ export type Fault =
   | { readonly kind: "etcd-restart"; readonly at: number; readonly down: number }
   /** The real control plane only: etcd's history compacted to its current revision. */
   | { readonly kind: "compact"; readonly at: number }
+  /** Sharding only: every connection of one replica stalled for `duration` seconds (longer than its Lease). */
+  | { readonly kind: "partition"; readonly at: number; readonly duration: number; readonly pick: number }
+  /** Sharding only: one replica killed (started again 1 s later under a new identity, as every exited replica). */
+  | {
+    readonly kind: "replica-kill"
+    readonly at: number
+    readonly signal: "SIGTERM" | "SIGKILL"
+    readonly pick: number
+  }
+  /** Sharding only: one more replica joins the ring (a new identity; at most 5 replicas). */
+  | { readonly kind: "replica-add"; readonly at: number }
   | {
     readonly kind: "stale-takeover"
     readonly at: number
@@ -105,7 +116,10 @@ export const faultKinds = [
   "leader-kill",
   "stale-takeover",
   "etcd-restart",
-  "compact"
+  "compact",
+  "partition",
+  "replica-kill",
+  "replica-add"
 ] as const
 
 /** A fault kind. */
@@ -113,6 +127,9 @@ export type FaultKind = typeof faultKinds[number]
 
 /** The fault kinds only a real control plane has (etcd is its own process there). */
 export const realOnlyFaultKinds: ReadonlySet<FaultKind> = new Set(["etcd-restart", "compact"])
+
+/** The fault kinds only a sharded run has (they act on one replica of the ring). */
+export const shardingOnlyFaultKinds: ReadonlySet<FaultKind> = new Set(["partition", "replica-kill", "replica-add"])
 
 /** Which server a plan is for: the real control plane adds etcd faults. */
 export type Cluster = "embedded" | "real"
@@ -124,6 +141,14 @@ export interface LoadOp {
   readonly pick: number
   /** Chooses the new spec, the note, and the like. */
   readonly variant: number
+}
+
+/** What else shapes a plan. */
+export interface PlanOptions {
+  /** Whether the operators run as a sharded ring: the sharding faults join the schedule. */
+  readonly sharding?: boolean | undefined
+  /** WebApps created before the faults (default 12); the load keeps at most `apps + 28` live. */
+  readonly apps?: number | undefined
 }
 
 /** A whole run's schedule. */
@@ -142,10 +167,48 @@ const round = (x: number) => Math.round(x * 10) / 10
  * The plan of `seed` for a fault phase of `duration` seconds. An embedded plan is the same as before the real
  * cluster's faults existed (the seeds of earlier runs still give their plans).
  */
-export const make = (seed: number, duration: number, cluster: Cluster = "embedded"): Plan => {
-  const faults = planFaults(new Rng(seed), duration, cluster)
+export const make = (
+  seed: number,
+  duration: number,
+  cluster: Cluster = "embedded",
+  options: PlanOptions = {}
+): Plan => {
+  const planned = planFaults(new Rng(seed), duration, cluster)
+  // the sharding faults draw from a source of their own: the other faults stay those of the seed without sharding
+  const faults = options.sharding === true
+    ? [...planned, ...shardingFaults(new Rng(seed * 104_729 + 3), duration)].sort((a, b) => a.at - b.at)
+    : planned
   const load = planLoad(new Rng(seed * 7919 + 17), duration)
-  return { seed, duration, initialApps: 12, faults, load }
+  return { seed, duration, initialApps: options.apps ?? 12, faults, load }
+}
+
+/**
+ * The sharding faults, in every block of 60 s (a last block shorter than 20 s has none): a partition of one replica
+ * at 10–30 % of the block for 20–30 s (longer than the 15 s Lease, so its objects move; shorter when the phase
+ * ends first), a replica killed at 40–55 % (SIGKILL 60 %: its objects move once its Lease expires; else SIGTERM:
+ * it drains and releases), and a replica added at 60–75 %.
+ */
+const shardingFaults = (rng: Rng, duration: number): ReadonlyArray<Fault> => {
+  const out: Array<Fault> = []
+  for (let start = 0; duration - start >= 20; start += 60) {
+    const length = Math.min(60, duration - start)
+    const at = (from: number, to: number) => round(start + length * rng.between(from, to))
+    const partitionAt = at(0.1, 0.3)
+    out.push({
+      kind: "partition",
+      at: partitionAt,
+      duration: round(Math.min(duration - partitionAt - 0.5, rng.between(20, 30))),
+      pick: rng.next()
+    })
+    out.push({
+      kind: "replica-kill",
+      at: at(0.4, 0.55),
+      signal: rng.next() < 0.6 ? "SIGKILL" : "SIGTERM",
+      pick: rng.next()
+    })
+    out.push({ kind: "replica-add", at: at(0.6, 0.75) })
+  }
+  return out
 }
 
 const listenerOf = (rng: Rng): Listener => rng.weighted([["terminating", 2], ["passthrough", 1], ["any", 1]])
@@ -336,6 +399,12 @@ export const describeFault = (fault: Fault): string => {
       return `${at} kill etcd (SIGKILL), start it again after ${fault.down}s`
     case "compact":
       return `${at} compact etcd's history`
+    case "partition":
+      return `${at} partition one replica from the API server for ${fault.duration}s`
+    case "replica-kill":
+      return `${at} kill one replica (${fault.signal}); it comes back under a new identity`
+    case "replica-add":
+      return `${at} add a replica (a new identity joins the ring)`
     case "stale-takeover":
       return `${at} stall the follower's watches for ${fault.duration}s, kill the leader (${fault.signal}) ` +
         `${fault.killAfter}s in`

@@ -19,12 +19,18 @@ export class Simulator {
   updates = 0
   private readonly pendingSince = new Map<string, number>()
 
-  constructor(private readonly direct: Direct, private readonly namespace: string, private readonly delayMs = 1000) {}
+  constructor(
+    private readonly direct: Direct,
+    private readonly namespace: string,
+    private readonly delayMs = 1000,
+    /** How often it lists the Deployments (longer with many: each list costs the server and the harness). */
+    private readonly everyMs = 300
+  ) {}
 
   async run(signal: AbortSignal): Promise<void> {
     const base = `/apis/apps/v1/namespaces/${this.namespace}/deployments`
     while (!signal.aborted) {
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      await new Promise((resolve) => setTimeout(resolve, this.everyMs))
       let list: any
       try {
         list = await this.direct.ok("GET", base, { timeoutMs: 5000 })

@@ -22,11 +22,17 @@ Options:
   --duration S          seconds of faults (default 60)
   --seeds A..B          run every seed from A to B in turn; stops at the first failure
   --keep-going          with --seeds: run every seed, then summarise (exit 1 if any failed)
-  --converge S          seconds to wait for convergence after the faults (default 120)
+  --converge S          seconds to wait for convergence after the faults (default 120, or 0.24 s per
+                        initial app when more: 240 s for 1000)
   --operator harness|main
                         harness: chaos/operator.ts, the example's controller with leader election and
                         cleanup reports (default); main: the example's main job (one replica)
   --replicas N          operator replicas (default 2 with harness, 1 with main)
+  --sharding            the replicas form a ring (Sharding.layer, ring "webapp") instead of electing a
+                        leader; adds the faults partition, replica-kill, replica-add and the invariants
+                        shard-* (labels) and overlap (no two replicas reconcile one object at once, from
+                        the logs); harness operator only
+  --apps N              WebApps created before the faults (default 12; 1000 with --sharding)
   --plan                print the schedule and exit
   --json PATH           write the result (figures and violations) as JSON
   --keep                keep the temporary folder (logs of every process, kubeconfigs)
@@ -40,6 +46,8 @@ interface Args {
   readonly converge: number
   readonly operator: "harness" | "main"
   readonly replicas: number
+  readonly sharding: boolean
+  readonly apps: number
   readonly plan: boolean
   readonly json: string | undefined
   readonly keep: boolean
@@ -50,9 +58,11 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
   let seeds: Array<number> = [1]
   let cluster: Plan.Cluster = "embedded"
   let duration = 60
-  let converge = 120
+  let converge: number | undefined
   let operator: "harness" | "main" = "harness"
   let replicas: number | undefined
+  let sharding = false
+  let apps: number | undefined
   let plan = false
   let json: string | undefined
   let keep = false
@@ -108,6 +118,12 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
         case "--replicas":
           replicas = integer(1, 5)
           break
+        case "--sharding":
+          sharding = true
+          break
+        case "--apps":
+          apps = integer(1, 10_000)
+          break
         case "--plan":
           plan = true
           break
@@ -133,13 +149,16 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
   if (operator === "main" && replicas !== undefined && replicas > 1) {
     return "--operator main runs one replica: the main job exposes no leader election"
   }
+  if (sharding && operator === "main") return "--sharding needs the harness operator (--operator harness)"
   return {
     cluster,
     seeds,
     duration,
-    converge,
+    converge: converge ?? Math.max(120, Math.ceil((apps ?? (sharding ? 1000 : 12)) * 0.24)),
     operator,
     replicas: replicas ?? (operator === "main" ? 1 : 2),
+    sharding,
+    apps: apps ?? (sharding ? 1000 : 12),
     plan,
     json,
     keep,
@@ -185,6 +204,22 @@ const report = (result: Result, args: Args, seconds: number): string => {
         : "") +
       (o.exits.length > 0 ? `; exits: ${o.exits.join("; ")}` : "")
   )
+  const s = f.sharding
+  if (s !== undefined) {
+    lines.push(
+      `sharding: ring ${s.ring} (${
+        s.mode ?? "mode unknown"
+      }), ${s.replicas} replicas, ${s.identities} identities; reconciles in the logs ` +
+        `${s.reconciles.work} work + ${s.reconciles.release} releases + ${s.reconciles.gated} gated ` +
+        `(${s.unclosed} ended with their process); ${s.overlaps} overlap(s); moves ${s.moves}, releases ${s.releases}`
+    )
+    for (const x of s.partitions) {
+      lines.push(
+        `  partition of ${x.process} for ${x.seconds.toFixed(1)} s: ` +
+          (x.stoppedAfter === undefined ? "it did not end" : `it ended ${x.stoppedAfter.toFixed(1)} s in`)
+      )
+    }
+  }
   const r = f.reconciles
   lines.push(
     `reconciles: ${r.success} success, ${r.requeueAfter} requeue_after, ${r.requeue} requeue, ${r.error} error ` +
@@ -216,7 +251,8 @@ const report = (result: Result, args: Args, seconds: number): string => {
     lines.push(
       `reproduce: npm run chaos -- --seed ${result.seed} --duration ${result.duration}` +
         (args.cluster === "real" ? " --cluster real" : "") +
-        (args.operator === "main" ? " --operator main" : "") + " --keep"
+        (args.operator === "main" ? " --operator main" : "") +
+        (args.sharding ? ` --sharding --replicas ${args.replicas} --apps ${args.apps}` : "") + " --keep"
     )
   }
   if (result.tempDir !== undefined) lines.push(`logs: ${result.tempDir}/logs`)
@@ -232,7 +268,7 @@ const main = async (): Promise<number> => {
   }
   if (args.plan) {
     for (const seed of args.seeds) {
-      const plan = Plan.make(seed, args.duration, args.cluster)
+      const plan = Plan.make(seed, args.duration, args.cluster, { sharding: args.sharding, apps: args.apps })
       console.log(`seed ${seed}, ${args.duration} s: ${plan.faults.length} faults, ${plan.load.length} load operations`)
       for (const fault of plan.faults) console.log(`  ${Plan.describeFault(fault)}`)
     }
@@ -250,7 +286,7 @@ const main = async (): Promise<number> => {
   try {
     for (const seed of args.seeds) {
       const started = Date.now()
-      const plan = Plan.make(seed, args.duration, args.cluster)
+      const plan = Plan.make(seed, args.duration, args.cluster, { sharding: args.sharding, apps: args.apps })
       console.log(
         `chaos: seed ${seed} on the ${args.cluster} cluster, ${args.duration} s of faults, ${plan.faults.length} planned`
       )
@@ -261,6 +297,7 @@ const main = async (): Promise<number> => {
           cluster: args.cluster,
           operator: args.operator,
           replicas: args.replicas,
+          sharding: args.sharding ? "webapp" : undefined,
           convergeTimeout: args.converge,
           stability: 10,
           keep: args.keep,

@@ -1,7 +1,8 @@
 /**
  * The fault proxy over real sockets on 127.0.0.1: bytes arrive intact unless a fault says otherwise; fragments
  * reach a TLS client's plaintext in pieces of at most 7 bytes, split inside UTF-8 characters; a reset cuts a
- * response after part of it; a stall holds then delivers; a blackhole never delivers; latency delays.
+ * response after part of it; a stall holds then delivers; a blackhole never delivers; latency delays; a partition
+ * holds every connection of one tagged listener, new ones too, and no other.
  */
 import { selfSigned } from "@reconcile/kube/Certificates"
 import * as net from "node:net"
@@ -54,11 +55,11 @@ const upstream = async (secure: boolean, reply: string, later?: string): Promise
 }
 
 /** A client of a proxy listener; collects the pieces it receives. */
-const client = (proxy: FaultProxy, kind: "passthrough" | "terminating") => {
+const client = (proxy: FaultProxy, kind: "passthrough" | "terminating", port = proxy.port(kind)) => {
   const pieces: Array<Buffer> = []
   const socket = kind === "terminating"
-    ? tls.connect({ host: "127.0.0.1", port: proxy.port(kind), ca: proxyCert.cert })
-    : tls.connect({ host: "127.0.0.1", port: proxy.port(kind), ca: serverCert.cert })
+    ? tls.connect({ host: "127.0.0.1", port, ca: proxyCert.cert })
+    : tls.connect({ host: "127.0.0.1", port, ca: serverCert.cert })
   socket.on("data", (chunk: Buffer) => pieces.push(chunk))
   const closed = new Promise<{ error: string | undefined }>((resolve) => {
     let error: string | undefined
@@ -173,6 +174,30 @@ describe("FaultProxy", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(350)
     expect(c.socket.destroyed).toBe(false)
     c.socket.destroy()
+  })
+
+  it("partitions one tagged listener: its open and new connections are held until the deadline, others are not", async () => {
+    const { proxy } = await setup("answer\n")
+    const port = await proxy.listen("terminating", "replica-0")
+    const cut = client(proxy, "terminating", port)
+    const other = client(proxy, "terminating")
+    await Promise.all([cut.connected, other.connected])
+    expect(proxy.tagged("replica-0")).toHaveLength(1)
+    const started = Date.now()
+    proxy.partition("replica-0", started + 500)
+    const opened = client(proxy, "terminating", port)
+    await opened.connected
+    for (const c of [cut, other, opened]) c.socket.write("go\n")
+    await other.receivedAtLeast(7)
+    expect(other.text()).toBe("answer\n")
+    await sleep(200)
+    expect(cut.pieces.length + opened.pieces.length).toBe(0)
+    await Promise.all([cut.receivedAtLeast(7), opened.receivedAtLeast(7)])
+    expect([cut.text(), opened.text()]).toEqual(["answer\n", "answer\n"])
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450)
+    // the tagged listener's connections count as the terminating listener's for every other fault
+    expect(proxy.connections("terminating")).toHaveLength(3)
+    for (const c of [cut, other, opened]) c.socket.destroy()
   })
 
   it("blackholes a connection: never delivers, until the client closes it", async () => {

@@ -185,4 +185,31 @@ describe("Invariants.check", () => {
       repeatedBeforeRelease: 1
     })
   })
+
+  it("under sharding, finds a WebApp without a live shard, still draining, or with children labelled otherwise", () => {
+    const label = "shard.reconcile.dev/webapp"
+    const drain = "drain.shard.reconcile.dev/webapp"
+    const shards = { label, drainLabel: drain, live: new Set(["replica-0-1", "replica-1-2"]) }
+    const assigned = (f: (s: any) => void = () => undefined) =>
+      edit((s) => {
+        for (const list of [s.webapps, s.deployments, s.services]) {
+          for (const o of list) {
+            if (o.metadata.name === "kubernetes") continue
+            o.metadata.labels = {
+              ...o.metadata.labels,
+              [label]: o.metadata.name === "a" ? "replica-0-1" : "replica-1-2"
+            }
+          }
+        }
+        f(s)
+      })
+    expect(rules(input({ snapshot: assigned(), shards }))).toEqual([])
+    expect(rules(input({ snapshot: healthy(), shards }))).toEqual(["shard-unassigned", "shard-unassigned"])
+    expect(rules(input({ snapshot: assigned((s) => (s.webapps[0].metadata.labels[label] = "replica-2-1")), shards })))
+      .toEqual(["shard-not-live", "shard-child", "shard-child"])
+    expect(rules(input({ snapshot: assigned((s) => (s.webapps[1].metadata.labels[drain] = "true")), shards })))
+      .toEqual(["shard-draining"])
+    expect(rules(input({ snapshot: assigned((s) => delete s.services[1].metadata.labels[label]), shards })))
+      .toEqual(["shard-child"])
+  })
 })

@@ -53,8 +53,9 @@ describe("Plan", () => {
       for (const op of plan.load) ops.add(op.op)
       for (const fault of Plan.make(seed, 60, "real").faults) realKinds.add(fault.kind)
     }
-    expect([...kinds].sort()).toEqual(Plan.faultKinds.filter((k) => !Plan.realOnlyFaultKinds.has(k)).sort())
-    expect([...realKinds].sort()).toEqual([...Plan.faultKinds].sort())
+    const notSharded = Plan.faultKinds.filter((k) => !Plan.shardingOnlyFaultKinds.has(k))
+    expect([...kinds].sort()).toEqual(notSharded.filter((k) => !Plan.realOnlyFaultKinds.has(k)).sort())
+    expect([...realKinds].sort()).toEqual([...notSharded].sort())
     expect([...ops].sort()).toEqual([
       "create",
       "delete",
@@ -64,6 +65,31 @@ describe("Plan", () => {
       "recreate",
       "replace"
     ])
+  })
+
+  it("adds to a sharded plan a partition longer than the Lease, a replica kill and a replica added per minute", () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const plain = Plan.make(seed, 120)
+      const sharded = Plan.make(seed, 120, "embedded", { sharding: true, apps: 1000 })
+      expect(sharded.initialApps).toBe(1000)
+      // the other faults and the load are those of the seed without sharding
+      expect(sharded.faults.filter((f) => !Plan.shardingOnlyFaultKinds.has(f.kind))).toEqual(plain.faults)
+      expect(sharded.load).toEqual(plain.load)
+      const extra = sharded.faults.filter((f) => Plan.shardingOnlyFaultKinds.has(f.kind))
+      expect(extra.map((f) => f.kind)).toEqual([
+        "partition",
+        "replica-kill",
+        "replica-add",
+        "partition",
+        "replica-kill",
+        "replica-add"
+      ])
+      for (const f of extra) {
+        expect(f.at).toBeLessThan(120)
+        if (f.kind === "partition") expect(f.duration).toBeGreaterThan(15)
+      }
+      expect(sharded.faults.map((f) => f.at)).toEqual([...sharded.faults.map((f) => f.at)].sort((a, b) => a - b))
+    }
   })
 
   it("gives a real plan of 60 s a kube-apiserver restart, an etcd crash and a compaction", () => {

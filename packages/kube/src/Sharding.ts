@@ -19,6 +19,11 @@
  *   `drain.shard.reconcile.dev/<ring>`; its shard, once any reconcile of it has finished, removes both labels; only
  *   then does the sharder assign the new shard. An object whose shard's Lease expired is reassigned at once.
  *
+ * - **Or the API server selects** (`mode`, default `auto`): where list and watch take a `shardSelector` (Kubernetes
+ *   ≥ 1.36, `ShardedListAndWatch`), the uid hash space is cut into 256 buckets that the sharder assigns (a table in
+ *   its Lease), each shard lists and watches its buckets' ranges, and buckets move with the same handshake, published
+ *   through the shards' Leases: no object is written.
+ *
  * Provide {@link layer} below the Manager, the Cache and the controllers: it is the Manager's `LeaderElection` (the
  * controllers run while this replica's shard Lease is held). The ring's kinds are the `for` and `owns` kinds of
  * `controllers`: list every controller of the ring. See `docs/high-availability.md` for the guarantees and their

@@ -426,6 +426,44 @@ for (const mode of ["labels", "server"] as const) {
     )
 
     it.effect(
+      "a new sharder does not move objects to a shard it has only listed (maybe dead) until it knows",
+      () =>
+        Effect.gen(function*() {
+          const world = yield* makeWorld(mode)
+          const [a, b, c] = [yield* world.start, yield* world.start, yield* world.start]
+          for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
+          yield* converge(world)
+          const holder = (yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })).spec
+            ?.holderIdentity
+          const sharder = [a, b, c].find((r) => r.identity === holder)!
+          const [victim, survivor] = [a, b, c].filter((r) => r !== sharder)
+          const before = yield* world.labels
+          const victims = [...before].filter(([, shard]) => shard === victim!.identity).length
+          // the victim crashes; at once the sharder's replica leaves: the survivor's new sharder lists the victim's
+          // Lease, still unexpired, and cannot tell whether it is alive
+          yield* world.stop(victim!, "kill")
+          yield* world.stop(sharder, "leave")
+          for (let step = 0; step < 30; step++) {
+            yield* TestClock.adjust(500)
+            yield* settle
+            const now = [...(yield* world.labels)].filter(([, shard]) => shard === victim!.identity).length
+            assert.isAtMost(now, victims, "nothing moves to a shard not seen alive")
+          }
+          // once the victim's Lease expires, its objects go to the survivor
+          const moved = yield* advanceUntil(
+            Effect.map(world.labels, (labels) => [...labels.values()].every((shard) => shard === survivor!.identity)),
+            500,
+            30_000
+          )
+          assert(moved !== undefined, "all on the survivor")
+          yield* converge(world)
+          assert.deepStrictEqual(world.ledger.overlaps, [])
+          yield* world.shutdown
+        }).pipe(Effect.provide(Env)),
+      60_000
+    )
+
+    it.effect(
       "a partitioned replica stops before its objects move: no overlap, then convergence",
       () =>
         Effect.gen(function*() {

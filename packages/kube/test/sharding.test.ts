@@ -258,6 +258,30 @@ describe("sharding: assignment rules", () => {
     assert.deepStrictEqual([...inFlight.get("u0")!], ["r1"])
   })
 
+  it("a shard only listed, not yet seen renewed (maybe dead), neither gives nor takes objects", () => {
+    const ring = Sharding.ring(["r0"], ["r1"])
+    const label = Sharding.shardLabel("apps")
+    // some uid the ring places on r1, another on r0
+    const uids = Array.from({ length: 64 }, (_, i) => `u${i}`)
+    const onPending = uids.find((uid) => ring.place(uid) === "r1")!
+    const onLive = uids.find((uid) => ring.place(uid) === "r0")!
+    // unassigned, placed on the pending shard: waits
+    assert.deepStrictEqual(Sharding.decide("apps", ring, { uid: onPending }), { _tag: "Keep" })
+    // on the live shard, placed on the pending one: not drained towards it
+    assert.deepStrictEqual(Sharding.decide("apps", ring, { uid: onPending, labels: { [label]: "r0" } }), {
+      _tag: "Keep"
+    })
+    // on the pending shard: left there (not reassigned as if it were gone)
+    assert.deepStrictEqual(Sharding.decide("apps", ring, { uid: onLive, labels: { [label]: "r1" } }), { _tag: "Keep" })
+    // placed on the live shard: assigned
+    assert.deepStrictEqual(Sharding.decide("apps", ring, { uid: onLive }), { _tag: "Assign", shard: "r0" })
+    // once it is gone (its Lease expired), its objects are reassigned at once
+    assert.deepStrictEqual(
+      Sharding.decide("apps", Sharding.ring(["r0"]), { uid: onLive, labels: { [label]: "r1" } }),
+      { _tag: "Assign", shard: "r0" }
+    )
+  })
+
   it("an owner and the objects it controls are placed on one shard", () => {
     const ring = Sharding.ring(["a", "b", "c"])
     for (let i = 0; i < 200; i++) {

@@ -42,6 +42,10 @@ export const nextTable = (
   for (let b = 0; b < buckets.bucketCount; b++) {
     const target = ring.place(`bucket-${b}`)
     const current = shards[b]
+    // a shard that may or may not be alive (a Lease listed, not yet seen renewed) neither gives nor takes buckets
+    if ((current !== undefined && ring.pending.has(current)) || (target !== undefined && ring.pending.has(target))) {
+      continue
+    }
     if (current === undefined || !ring.live.has(current)) {
       if (target === undefined) continue
       shards[b] = target
@@ -105,14 +109,14 @@ export const run = (params: {
     let collectedAt = -Infinity
     while (true) {
       const now = yield* Clock.currentTimeMillis
-      const { leases, live, next } = membership.at(now)
+      const { leases, live, next, pending } = membership.at(now)
       if (live.size !== lastMembers) {
         lastMembers = live.size
         yield* Metric.update(members, live.size)
       }
       const step = nextTable(
         tableRef.table!,
-        rules.ring(live),
+        rules.ring(live, pending),
         (shard) => buckets.decodeServing(leases.get(shard)?.metadata?.annotations?.[buckets.servingAnnotation])
       )
       if (step !== undefined) {

@@ -16,6 +16,8 @@ import * as internalInformer from "./informer.js"
 import * as rules from "./shardRules.js"
 
 interface Observed {
+  /** Seen written while observed (renewed, or created): its holder was alive then. */
+  readonly confirmed: boolean
   readonly content: string
   readonly at: number
   readonly holder: string
@@ -25,8 +27,14 @@ interface Observed {
 
 /** The members as seen at one instant. */
 export interface Members {
-  /** The live shards. */
+  /** The live shards: Leases not expired that this sharder has seen written (renewed or created). */
   readonly live: ReadonlySet<string>
+  /**
+   * Shards whose Lease is not expired but was only listed, not yet seen renewed: maybe alive, maybe the last record
+   * of a dead shard (a sharder that just started cannot tell until a renewal or the expiry). Their objects stay;
+   * nothing new goes to them.
+   */
+  readonly pending: ReadonlySet<string>
   /** When the first of them expires, unless renewed (Infinity: none live). */
   readonly next: number
   /** The Lease of each live shard, as last observed. */
@@ -47,7 +55,7 @@ export const make = (params: {
       { failAtStart: false }
     )
     const observed = new Map<string, Observed>()
-    const observe = (lease: Resource.Lease, now: number) => {
+    const observe = (lease: Resource.Lease, now: number, written: boolean) => {
       const name = lease.metadata?.name ?? ""
       const spec = lease.spec
       const content = JSON.stringify([
@@ -60,6 +68,7 @@ export const make = (params: {
       const before = observed.get(name)
       const seconds = spec?.leaseDurationSeconds ?? 0
       observed.set(name, {
+        confirmed: before?.confirmed === true || written || (before !== undefined && before.content !== content),
         content,
         at: before?.content === content ? before.at : now,
         holder: spec?.holderIdentity ?? "",
@@ -70,24 +79,27 @@ export const make = (params: {
     yield* Effect.forkScoped(Stream.runForEach(informer.events, (event) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         if (event._tag === "Delete") observed.delete(event.object.metadata?.name ?? "")
-        else observe(event.object, now)
+        // a Lease listed at start may be a dead shard's last record; one created or changed since was just written
+        else observe(event.object, now, event._tag === "Create" && !event.initial)
         params.changed()
       })))
 
     /** The members at `now`. */
     const at = (now: number): Members => {
       const live = new Set<string>()
+      const pending = new Set<string>()
       const leases = new Map<string, Resource.Lease>()
       let next = Infinity
       for (const o of observed.values()) {
         const expires = o.at + o.millis
         if (o.holder !== "" && expires > now) {
-          live.add(o.holder)
+          if (o.confirmed) live.add(o.holder)
+          else pending.add(o.holder)
           leases.set(o.holder, o.lease)
           next = Math.min(next, expires)
         }
       }
-      return { live, next, leases }
+      return { live, pending, next, leases }
     }
 
     /** Deletes the Leases not live for `max(1 min, 4 × duration)`, each only as last observed. */

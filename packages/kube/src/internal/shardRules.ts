@@ -67,16 +67,27 @@ class Shard implements PrimaryKey.PrimaryKey {
 /** The ring of the live shards. */
 export interface Ring {
   readonly live: ReadonlySet<string>
+  /**
+   * Shards not known to be live nor dead (a Lease listed, not yet seen renewed): on the ring, but they neither give
+   * nor take objects until they are seen renewed or their Lease expires.
+   */
+  readonly pending: ReadonlySet<string>
   /** The shard the ring places `key` on (`undefined` when no shard is live). */
   readonly place: (key: string) => string | undefined
 }
 
 /** A ring of the shards named. */
-export const ring = (live: Iterable<string>): Ring => {
+export const ring = (live: Iterable<string>, pending: Iterable<string> = []): Ring => {
   const names = new Set(live)
+  const maybe = new Set([...pending].filter((name) => !names.has(name)))
+  const members = [...names, ...maybe].sort()
   const hashRing = HashRing.make<Shard>()
-  HashRing.addMany(hashRing, [...names].sort().map((name) => new Shard(name)))
-  return { live: names, place: (key) => names.size === 0 ? undefined : HashRing.get(hashRing, spread(key))?.name }
+  HashRing.addMany(hashRing, members.map((name) => new Shard(name)))
+  return {
+    live: names,
+    pending: maybe,
+    place: (key) => members.length === 0 ? undefined : HashRing.get(hashRing, spread(key))?.name
+  }
 }
 
 /** What the sharder does next for an object. */
@@ -93,6 +104,10 @@ export const decide = (ringName: string, live: Ring, meta: Meta): Decision => {
   const target = live.place(keyOf(meta))
   const current = meta.labels?.[shardLabel(ringName)]
   const isDraining = meta.labels?.[drainLabel(ringName)] !== undefined
+  // a shard that may or may not be alive (its Lease listed, not yet seen renewed) neither gives nor takes objects
+  // until it is seen renewed (then live) or its Lease expires (then gone)
+  if (current !== undefined && live.pending.has(current)) return { _tag: "Keep" }
+  if (target !== undefined && live.pending.has(target)) return { _tag: "Keep" }
   if (current === undefined || !live.live.has(current)) {
     return target === undefined ? { _tag: "Keep" } : { _tag: "Assign", shard: target }
   }

@@ -106,8 +106,9 @@ export const run = (params: {
     for (const resource of params.kinds.controlled) yield* add(resource, false)
 
     let ring = rules.ring([])
-    const sameMembers = (live: ReadonlySet<string>) =>
-      live.size === ring.live.size && [...live].every((shard) => ring.live.has(shard))
+    const same = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x))
+    const sameMembers = (live: ReadonlySet<string>, pending: ReadonlySet<string>) =>
+      same(live, ring.live) && same(pending, ring.pending)
 
     // --- decisions ----------------------------------------------------------------------------------------------
     const keyOf = (kind: Kind, meta: ObjectMeta) => `${kind.index}|${meta.namespace ?? ""}|${meta.name ?? ""}`
@@ -244,9 +245,9 @@ export const run = (params: {
     const reported = new Set<string>()
     while (true) {
       const now = yield* Clock.currentTimeMillis
-      const { live, next } = membership.at(now)
-      if (!sameMembers(live)) {
-        ring = rules.ring(live)
+      const { live, next, pending } = membership.at(now)
+      if (!sameMembers(live, pending)) {
+        ring = rules.ring(live, pending)
         yield* Metric.update(members, live.size)
         yield* Effect.logInfo("ring changed").pipe(Effect.annotateLogs({ shards: [...live].sort().join(",") }))
         markAll()

@@ -53,7 +53,7 @@
 import { LeaderElection } from "@reconcile/core/LeaderElection"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/leaseLeaderElection.js"
@@ -109,10 +109,12 @@ export class LeaseLeaderElectionError extends Data.TaggedError("LeaseLeaderElect
  * @since 0.1.0
  * @category constructors
  */
-export const make: (
+export const make = (
   options: Options
-) => Effect.Effect<LeaderElection.Service, LeaseLeaderElectionError, KubeClient.KubeClient | Scope.Scope> =
-  internal.make
+): Effect.Effect<LeaderElection.Service, LeaseLeaderElectionError, KubeClient.KubeClient | Scope.Scope> =>
+  // a call, not `internal.make` itself: the internal module imports this one (for the error), so a program that loads
+  // the internal module first (through `Sharding`) finds this module evaluated before the internal one
+  internal.make(options)
 
 /**
  * Provides core's `LeaderElection` from a Lease election over the
@@ -140,4 +142,4 @@ export const layer = (
  * @since 0.1.0
  * @category constructors
  */
-export const defaultIdentity: Effect.Effect<string> = internal.defaultIdentity
+export const defaultIdentity: Effect.Effect<string> = Effect.suspend(() => internal.defaultIdentity)

@@ -426,32 +426,69 @@ for (const mode of ["labels", "server"] as const) {
     )
 
     it.effect(
+      "the sharder's replica killed: its objects too are reconciled by the others once its Lease expires",
+      () =>
+        Effect.gen(function*() {
+          const world = yield* makeWorld(mode)
+          const [a, b] = [yield* world.start, yield* world.start]
+          for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
+          yield* converge(world)
+          // the sharder's replica dies: the other, which watched the Leases all along, takes over sharder and objects
+          const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
+          const victim = sharder.spec?.holderIdentity === a.identity ? a : b
+          yield* world.stop(victim, "kill")
+          const victims = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity).map(([name]) =>
+            name
+          )
+          assert.isAbove(victims.length, 0)
+          const reconciledAt = new Map(victims.map((name) => [name, world.ledger.counts.get(name) ?? 0]))
+          // every object the killed shard held is reconciled by a survivor within the Lease duration and 5 s
+          const took = yield* advanceUntil(
+            Effect.sync(() => victims.every((name) => (world.ledger.counts.get(name) ?? 0) > reconciledAt.get(name)!)),
+            250,
+            LEASE + 5_000
+          )
+          assert(took !== undefined, "reassigned and reconciled within the Lease duration and 5 s")
+          assert.isAtLeast(took, LEASE - 2_000 - 1, "not before the Lease could have expired")
+          const labels = yield* world.labels
+          assert(![...labels.values()].includes(victim.identity), "nothing is left on the killed shard")
+          for (let i = 0; i < 30; i++) yield* world.edit(`app-${i}`, "2")
+          yield* converge(world)
+          assert.deepStrictEqual(world.ledger.overlaps, [])
+          yield* world.shutdown
+        }).pipe(Effect.provide(Env)),
+      60_000
+    )
+
+    it.effect(
       "a new sharder does not move objects to a shard it has only listed (maybe dead) until it knows",
       () =>
         Effect.gen(function*() {
           const world = yield* makeWorld(mode)
-          const [a, b, c] = [yield* world.start, yield* world.start, yield* world.start]
+          const [a, b] = [yield* world.start, yield* world.start]
           for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
           yield* converge(world)
           const holder = (yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })).spec
             ?.holderIdentity
-          const sharder = [a, b, c].find((r) => r.identity === holder)!
-          const [victim, survivor] = [a, b, c].filter((r) => r !== sharder)
-          const before = yield* world.labels
-          const victims = [...before].filter(([, shard]) => shard === victim!.identity).length
-          // the victim crashes; at once the sharder's replica leaves: the survivor's new sharder lists the victim's
-          // Lease, still unexpired, and cannot tell whether it is alive
-          yield* world.stop(victim!, "kill")
+          const sharder = [a, b].find((r) => r.identity === holder)!
+          const victim = [a, b].find((r) => r !== sharder)!
+          const victims = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity).length
+          // the victim crashes; a new replica starts (it lists the victim's Lease, still unexpired: it cannot tell
+          // whether that shard is alive); the sharder's replica leaves, and the new replica becomes the sharder
+          yield* world.stop(victim, "kill")
+          const survivor = yield* world.start
+          yield* TestClock.adjust(100)
+          yield* settle
           yield* world.stop(sharder, "leave")
           for (let step = 0; step < 30; step++) {
             yield* TestClock.adjust(500)
             yield* settle
-            const now = [...(yield* world.labels)].filter(([, shard]) => shard === victim!.identity).length
+            const now = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity).length
             assert.isAtMost(now, victims, "nothing moves to a shard not seen alive")
           }
           // once the victim's Lease expires, its objects go to the survivor
           const moved = yield* advanceUntil(
-            Effect.map(world.labels, (labels) => [...labels.values()].every((shard) => shard === survivor!.identity)),
+            Effect.map(world.labels, (labels) => [...labels.values()].every((shard) => shard === survivor.identity)),
             500,
             30_000
           )

@@ -20,7 +20,7 @@ import * as KubeError from "../KubeError.js"
 import * as Resource from "../Resource.js"
 import * as buckets from "./shardBuckets.js"
 import { metrics } from "./sharder.js"
-import * as shardMembership from "./shardMembership.js"
+import type * as shardMembership from "./shardMembership.js"
 import * as rules from "./shardRules.js"
 
 /** The table the sharder's Lease publishes (read by its election at each renewal). */
@@ -74,6 +74,8 @@ export const nextTable = (
 /** Runs the sharder until the scope closes. */
 export const run = (params: {
   readonly client: KubeClient.KubeClient.Service
+  /** The ring's members, watched by this replica. */
+  readonly membership: shardMembership.Membership
   readonly ring: string
   readonly namespace: string
   /** The name of the sharder's Lease, whose annotation carries the table. */
@@ -87,12 +89,8 @@ export const run = (params: {
     const members = Metric.withAttributes(metrics.members, attributes)
     const moves = Metric.withAttributes(metrics.moves, attributes)
     const wake = yield* Queue.sliding<void>(1)
-    const membership = yield* shardMembership.make({
-      client,
-      ring: params.ring,
-      namespace: params.namespace,
-      changed: () => Queue.offerUnsafe(wake, undefined)
-    })
+    const membership = params.membership
+    yield* membership.subscribe(() => Queue.offerUnsafe(wake, undefined))
     // the table so far: the previous sharder's, kept in the Lease this one now holds
     // (read until it works: starting from an empty table would restart the generations the shards have seen)
     const own = yield* KubeError.ignoreNotFound(

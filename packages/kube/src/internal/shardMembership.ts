@@ -41,12 +41,15 @@ export interface Members {
   readonly leases: ReadonlyMap<string, Resource.Lease>
 }
 
-/** Watches the ring's shard Leases; `changed` is called on every Lease event. */
+/**
+ * Watches the ring's shard Leases, on every replica from its start (so that when it becomes the sharder it has
+ * watched the Leases all along, and a shard that died before it took over expires `leaseDuration` after its last
+ * renewal, not after the new sharder's first look).
+ */
 export const make = (params: {
   readonly client: KubeClient.KubeClient.Service
   readonly ring: string
   readonly namespace: string
-  readonly changed: () => void
 }) =>
   Effect.gen(function*() {
     const { client, namespace } = params
@@ -55,6 +58,7 @@ export const make = (params: {
       { failAtStart: false }
     )
     const observed = new Map<string, Observed>()
+    const listeners = new Set<() => void>()
     const observe = (lease: Resource.Lease, now: number, written: boolean) => {
       const name = lease.metadata?.name ?? ""
       const spec = lease.spec
@@ -81,7 +85,7 @@ export const make = (params: {
         if (event._tag === "Delete") observed.delete(event.object.metadata?.name ?? "")
         // a Lease listed at start may be a dead shard's last record; one created or changed since was just written
         else observe(event.object, now, event._tag === "Create" && !event.initial)
-        params.changed()
+        for (const listener of listeners) listener()
       })))
 
     /** The members at `now`. */
@@ -121,7 +125,12 @@ export const make = (params: {
         { discard: true }
       )
 
-    return { synced: Effect.ignore(informer.synced), at, collect }
+    const subscribe = (listener: () => void) =>
+      Effect.acquireRelease(Effect.sync(() => listeners.add(listener)), () =>
+        Effect.sync(() => listeners.delete(listener)))
+        .pipe(Effect.asVoid)
+
+    return { synced: Effect.ignore(informer.synced), at, collect, subscribe }
   }) as Effect.Effect<Membership, never, Scope.Scope>
 
 /** A ring's membership, watched. */
@@ -132,4 +141,6 @@ export interface Membership {
   readonly at: (now: number) => Members
   /** Deletes the Leases of departed shards. */
   readonly collect: (now: number) => Effect.Effect<void>
+  /** Calls `listener` on every Lease event, for the lifetime of the scope. */
+  readonly subscribe: (listener: () => void) => Effect.Effect<void, never, Scope.Scope>
 }

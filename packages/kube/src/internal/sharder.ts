@@ -25,7 +25,7 @@ import * as MetadataOnly from "../MetadataOnly.js"
 import type * as Resource from "../Resource.js"
 import * as internalInformer from "./informer.js"
 import { compactObject } from "./metadataOnly.js"
-import * as shardMembership from "./shardMembership.js"
+import type * as shardMembership from "./shardMembership.js"
 import * as rules from "./shardRules.js"
 
 /** The ring's kinds. */
@@ -72,6 +72,8 @@ const byUid = "uid"
 /** Runs the sharder until the scope closes. */
 export const run = (params: {
   readonly client: KubeClient.KubeClient.Service
+  /** The ring's members, watched by this replica. */
+  readonly membership: shardMembership.Membership
   readonly ring: string
   /** The shard Leases' namespace. */
   readonly namespace: string
@@ -152,12 +154,8 @@ export const run = (params: {
     const firstSeen = new Map<string, number>()
     const dirty = new Set<string>()
     const wake = yield* Queue.sliding<void>(1)
-    const membership = yield* shardMembership.make({
-      client,
-      ring: ringName,
-      namespace: params.namespace,
-      changed: () => Queue.offerUnsafe(wake, undefined)
-    })
+    const membership = params.membership
+    yield* membership.subscribe(() => Queue.offerUnsafe(wake, undefined))
     const mark = (key: string) => {
       dirty.add(key)
       Queue.offerUnsafe(wake, undefined)

@@ -15,6 +15,7 @@ import * as sharder from "./sharder.js"
 import * as shardGate from "./shardGate.js"
 import { kindKey, type Service } from "./shardingService.js"
 import * as shardKeeper from "./shardKeeper.js"
+import * as shardMembership from "./shardMembership.js"
 import * as rules from "./shardRules.js"
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
@@ -120,6 +121,8 @@ export const make = (
       labels: { [rules.ringLabel]: ring },
       annotations: keeper?.annotations
     })
+    // the ring's members, watched from the start (whoever becomes the sharder has watched them all along)
+    const membership = yield* shardMembership.make({ client, ring, namespace })
     // the sharder runs on the replica that holds the ring's sharder Lease (in server mode it publishes the table
     // there); a replica that loses that Lease stops its sharder and runs for the Lease again — it goes on as a shard
     const sharderTerm = Effect.scoped(Effect.gen(function*() {
@@ -129,8 +132,16 @@ export const make = (
           : undefined
       })
       const runSharder = mode.mode === "server"
-        ? bucketSharder.run({ client, ring, namespace, lease: sharderLease, tableRef, publish: election.renewSoon })
-        : sharder.run({ client, ring, namespace, objectNamespace: options.objectNamespace, kinds })
+        ? bucketSharder.run({
+          client,
+          membership,
+          ring,
+          namespace,
+          lease: sharderLease,
+          tableRef,
+          publish: election.renewSoon
+        })
+        : sharder.run({ client, membership, ring, namespace, objectNamespace: options.objectNamespace, kinds })
       const lost = yield* Effect.raceFirst(
         Effect.andThen(election.awaitLeadership, Effect.andThen(runSharder, Effect.never)),
         election.awaitLoss

@@ -40,6 +40,8 @@ const refused = new KubeError.ServerError({
 
 interface Control {
   cut: boolean
+  /** Its watches of Leases deliver no event of the Leases named (its view of those goes stale). */
+  staleLeases?: ((name: string) => boolean) | undefined
 }
 
 /** A replica's view of the cluster: cut off, every request (and every watch) fails. */
@@ -57,7 +59,13 @@ const wrap = (client: KubeClient.KubeClient.Service, control: Control): KubeClie
     delete: (r, n, o) => gate(client.delete(r, n, o)),
     watch: (r, o) =>
       Stream.suspend(() =>
-        control.cut ? Stream.fail(refused) : client.watch(r, o).pipe(Stream.takeWhile(() => !control.cut))
+        control.cut ? Stream.fail(refused) : client.watch(r, o).pipe(
+          Stream.takeWhile(() => !control.cut),
+          Stream.filter((e) =>
+            !(r.kind === "Lease" && (e._tag === "Added" || e._tag === "Modified" || e._tag === "Deleted") &&
+              control.staleLeases?.((e.object as { metadata?: { name?: string } }).metadata?.name ?? "") === true)
+          )
+        )
       )
   }
 }
@@ -428,6 +436,36 @@ for (const mode of ["labels", "server"] as const) {
         60_000
       )
     }
+
+    it.effect(
+      "a sharder whose watch of the Leases goes stale does not take a renewing shard for dead",
+      () =>
+        Effect.gen(function*() {
+          const world = yield* makeWorld(mode)
+          const [a, b] = [yield* world.start, yield* world.start]
+          for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
+          yield* converge(world)
+          const holder = (yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })).spec
+            ?.holderIdentity
+          const sharder = [a, b].find((r) => r.identity === holder)!
+          const other = [a, b].find((r) => r !== sharder)!
+          const before = yield* world.labels
+          // the sharder sees no event of the other shard's Lease for 40 s, while that shard renews as always
+          sharder.control.staleLeases = (name) => name === `${RING}-${other.identity}`
+          for (let step = 0; step < 80; step++) {
+            for (let i = 0; i < 30; i += 5) yield* world.edit(`app-${i}`, `s${step}`)
+            yield* TestClock.adjust(500)
+            yield* settle
+          }
+          assert.deepStrictEqual(yield* world.labels, before, "nothing moved away from the live shard")
+          sharder.control.staleLeases = undefined
+          yield* converge(world)
+          assert.deepStrictEqual(world.ledger.overlaps, [])
+          assert.isAbove([...before.values()].filter((s) => s === other.identity).length, 0)
+          yield* world.shutdown
+        }).pipe(Effect.provide(Env)),
+      60_000
+    )
 
     it.effect(
       "a new sharder does not move objects to a shard it has only listed (maybe dead) until it knows",

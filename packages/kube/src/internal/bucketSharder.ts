@@ -106,6 +106,7 @@ export const run = (params: {
     let lastMembers = -1
     let collectedAt = -Infinity
     while (true) {
+      yield* membership.verify(yield* Clock.currentTimeMillis)
       const now = yield* Clock.currentTimeMillis
       const { leases, live, next, pending } = membership.at(now)
       if (live.size !== lastMembers) {

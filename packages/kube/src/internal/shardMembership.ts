@@ -4,6 +4,12 @@
  * observed its current content, on the sharder's own clock (client-go's rule; remote timestamps are never compared
  * with local time). Leases not live for `max(1 min, 4 × their duration)` are deleted (a replica's identity is new
  * at each start, so its Lease would otherwise stay).
+ *
+ * A watch can be stale (stalled, cut off) while the holder goes on renewing: a Lease that expired in the watch's
+ * view is only *suspect* — pending, neither live nor gone — until a fresh read (a quorum GET) finds the record
+ * unchanged (then it is gone: its holder stopped at `renewDeadline` after its last renewal, before the expiry) or
+ * changed (then it is live again). Without that read, a sharder behind a stalled watch would reassign the objects
+ * of a shard that is still reconciling them (found by the chaos harness).
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -18,6 +24,8 @@ import * as rules from "./shardRules.js"
 interface Observed {
   /** Seen written while observed (renewed, or created): its holder was alive then. */
   readonly confirmed: boolean
+  /** Expired, and a fresh read found the same record: its holder is gone. */
+  readonly gone: boolean
   readonly content: string
   readonly at: number
   readonly holder: string
@@ -30,9 +38,9 @@ export interface Members {
   /** The live shards: Leases not expired that this sharder has seen written (renewed or created). */
   readonly live: ReadonlySet<string>
   /**
-   * Shards whose Lease is not expired but was only listed, not yet seen renewed: maybe alive, maybe the last record
-   * of a dead shard (a sharder that just started cannot tell until a renewal or the expiry). Their objects stay;
-   * nothing new goes to them.
+   * Shards that may or may not be alive: a Lease only listed, not yet seen renewed (a sharder that just started
+   * cannot tell until a renewal or the expiry), or expired in the watch's view but not yet read afresh. Their
+   * objects stay; nothing new goes to them.
    */
   readonly pending: ReadonlySet<string>
   /** When the first of them expires, unless renewed (Infinity: none live). */
@@ -72,6 +80,7 @@ export const make = (params: {
       const before = observed.get(name)
       const seconds = spec?.leaseDurationSeconds ?? 0
       observed.set(name, {
+        gone: before?.content === content ? before.gone : false,
         confirmed: before?.confirmed === true || written || (before !== undefined && before.content !== content),
         content,
         at: before?.content === content ? before.at : now,
@@ -95,16 +104,43 @@ export const make = (params: {
       const leases = new Map<string, Resource.Lease>()
       let next = Infinity
       for (const o of observed.values()) {
+        if (o.holder === "" || o.gone) continue
         const expires = o.at + o.millis
-        if (o.holder !== "" && expires > now) {
+        if (expires > now) {
           if (o.confirmed) live.add(o.holder)
           else pending.add(o.holder)
           leases.set(o.holder, o.lease)
           next = Math.min(next, expires)
+        } else {
+          // expired in the watch's view: suspect until a fresh read says (`verify`)
+          pending.add(o.holder)
         }
       }
       return { live, pending, next, leases }
     }
+
+    /** Reads afresh every Lease expired in the watch's view: gone if unchanged, live again if renewed. */
+    const verify = (now: number) =>
+      Effect.forEach(
+        [...observed].filter(([, o]) => o.holder !== "" && !o.gone && o.at + o.millis <= now),
+        ([name, o]) =>
+          client.get(Resource.Lease, name, { namespace }).pipe(
+            Effect.flatMap((fresh) =>
+              Effect.map(Clock.currentTimeMillis, (at) => {
+                const current = observed.get(name)
+                if (current !== o) return // the watch moved on meanwhile
+                observe(fresh, at, false)
+                const after = observed.get(name)!
+                if (after.content === o.content) observed.set(name, { ...after, gone: true })
+                else observed.set(name, { ...after, confirmed: true })
+              })
+            ),
+            Effect.catchTag("NotFound", () => Effect.sync(() => void observed.delete(name))),
+            // no answer: no verdict, the shard stays suspect
+            Effect.ignore
+          ),
+        { discard: true }
+      )
 
     /** Deletes the Leases not live for `max(1 min, 4 × duration)`, each only as last observed. */
     const collect = (now: number) =>
@@ -130,7 +166,7 @@ export const make = (params: {
         Effect.sync(() => listeners.delete(listener)))
         .pipe(Effect.asVoid)
 
-    return { synced: Effect.ignore(informer.synced), at, collect, subscribe }
+    return { synced: Effect.ignore(informer.synced), at, verify, collect, subscribe }
   }) as Effect.Effect<Membership, never, Scope.Scope>
 
 /** A ring's membership, watched. */
@@ -139,6 +175,8 @@ export interface Membership {
   readonly synced: Effect.Effect<void>
   /** The members at `now`. */
   readonly at: (now: number) => Members
+  /** Reads afresh the Leases expired in the watch's view (see the module's comment); call before `at`. */
+  readonly verify: (now: number) => Effect.Effect<void>
   /** Deletes the Leases of departed shards. */
   readonly collect: (now: number) => Effect.Effect<void>
   /** Calls `listener` on every Lease event, for the lifetime of the scope. */

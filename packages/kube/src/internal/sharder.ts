@@ -242,6 +242,7 @@ export const run = (params: {
     let countedAt = -Infinity
     const reported = new Set<string>()
     while (true) {
+      yield* membership.verify(yield* Clock.currentTimeMillis)
       const now = yield* Clock.currentTimeMillis
       const { live, next, pending } = membership.at(now)
       if (!sameMembers(live, pending)) {

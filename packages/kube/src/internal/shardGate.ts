@@ -13,7 +13,7 @@
  */
 import type { HasMetadata, ObjectMeta } from "@reconcile/core/ObjectMeta"
 import * as Reconcile from "@reconcile/core/Reconcile"
-import type * as Request from "@reconcile/core/Request"
+import * as Request from "@reconcile/core/Request"
 import * as Effect from "effect/Effect"
 import type * as KubeClient from "../KubeClient.js"
 import type * as Resource from "../Resource.js"
@@ -50,7 +50,7 @@ export const make = (params: {
       }
     }, { type: "merge", namespace: request.namespace }).pipe(
       Effect.andThen(Effect.sync(() => {
-        const key = keyOf(request)
+        const key = Request.key(request)
         held.delete(key)
         released.set(key, meta.resourceVersion)
       })),
@@ -65,7 +65,7 @@ export const make = (params: {
     )
 
   return <E, R>(request: Request.Request, reconcile: (request: Request.Request) => Effect.Effect<void, E, R>) => {
-    const key = keyOf(request)
+    const key = Request.key(request)
     const meta: ObjectMeta | undefined = (store.get(request.name, request.namespace) ??
       store.undecodable(request.name, request.namespace))?.metadata
     if (meta === undefined) {
@@ -88,6 +88,3 @@ export const make = (params: {
     return Effect.void
   }
 }
-
-const keyOf = (request: Request.Request): string =>
-  request.namespace === undefined ? request.name : `${request.namespace}/${request.name}`

@@ -6,7 +6,7 @@
  * bucket is in flight. That publication is the acknowledgement the sharder waits for before it moves the bucket.
  */
 import type { HasMetadata, ObjectMeta } from "@reconcile/core/ObjectMeta"
-import type * as Request from "@reconcile/core/Request"
+import * as Request from "@reconcile/core/Request"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -36,9 +36,6 @@ export interface Keeper {
     readonly publish: Effect.Effect<void>
   }) => Effect.Effect<void, never, Scope.Scope>
 }
-
-const keyOf = (request: Request.Request): string =>
-  request.namespace === undefined ? request.name : `${request.namespace}/${request.name}`
 
 /** @internal */
 export const make = (identity: string): Effect.Effect<Keeper> =>
@@ -72,7 +69,7 @@ export const make = (identity: string): Effect.Effect<Keeper> =>
       const held = new Map<string, number>()
       helds.add(held)
       return (request, reconcile) => {
-        const key = keyOf(request)
+        const key = Request.key(request)
         const meta: ObjectMeta | undefined = (store.get(request.name, request.namespace) ??
           store.undecodable(request.name, request.namespace))?.metadata
         if (meta === undefined) {

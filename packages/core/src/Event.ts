@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import * as Data from "effect/Data"
+import type * as Data from "effect/Data"
 import { dual } from "effect/Function"
 
 /**
@@ -96,7 +96,8 @@ export interface EventDefinition extends Data.TaggedEnum.WithGenerics<1> {
   readonly taggedEnum: Event<this["A"]>
 }
 
-const Ctor = Data.taggedEnum<EventDefinition>()
+// The constructors build plain objects of `Data.taggedEnum`'s shape (its fields, then `_tag`) without going through
+// its Proxy: an event is made per object per watch event, on the informer's hot path.
 
 /**
  * Makes a `Create` event; `initial` defaults to `false`.
@@ -111,8 +112,11 @@ const Ctor = Data.taggedEnum<EventDefinition>()
  * @since 0.1.0
  * @category constructors
  */
-export const create = <A>(object: A, options?: { readonly initial?: boolean | undefined }): Event<A> =>
-  Ctor.Create({ object, initial: options?.initial ?? false })
+export const create = <A>(object: A, options?: { readonly initial?: boolean | undefined }): Event<A> => ({
+  object,
+  initial: options?.initial ?? false,
+  _tag: "Create"
+})
 
 /**
  * Makes an `Update` event from the old and the new state of an object.
@@ -120,7 +124,7 @@ export const create = <A>(object: A, options?: { readonly initial?: boolean | un
  * @since 0.1.0
  * @category constructors
  */
-export const update = <A>(old: A, object: A): Event<A> => Ctor.Update({ old, object })
+export const update = <A>(old: A, object: A): Event<A> => ({ old, object, _tag: "Update" })
 
 /**
  * Makes a `Delete` event; `finalStateUnknown` defaults to `false`. Exported as
@@ -129,8 +133,11 @@ export const update = <A>(old: A, object: A): Event<A> => Ctor.Update({ old, obj
  * @since 0.1.0
  * @category constructors
  */
-const delete_ = <A>(object: A, options?: { readonly finalStateUnknown?: boolean | undefined }): Event<A> =>
-  Ctor.Delete({ object, finalStateUnknown: options?.finalStateUnknown ?? false })
+const delete_ = <A>(object: A, options?: { readonly finalStateUnknown?: boolean | undefined }): Event<A> => ({
+  object,
+  finalStateUnknown: options?.finalStateUnknown ?? false,
+  _tag: "Delete"
+})
 
 export {
   /**
@@ -155,7 +162,7 @@ export {
  * @since 0.1.0
  * @category constructors
  */
-export const generic = <A>(object: A): Event<A> => Ctor.Generic({ object })
+export const generic = <A>(object: A): Event<A> => ({ object, _tag: "Generic" })
 
 /**
  * Whether an event is a `Create`.

@@ -6,6 +6,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as PubSub from "effect/PubSub"
+import type * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
 import type * as Informer from "../Informer.js"
 import type * as KubeError from "../KubeError.js"
@@ -36,6 +37,9 @@ export const stripManagedFields = <A extends HasMetadata>(object: A): A => {
 
 type UndecodableEvent = Event.Event<Undecodable.Undecodable>
 
+/** Published when the informer failed at start (see `failure` in `make`). */
+const startFailed: unique symbol = Symbol("startFailed")
+
 /** Counts objects an informer received that did not decode (list items and watch events), by kind. @internal */
 export const decodeFailuresTotal = Metric.counter("informer_decode_failures_total", {
   description: "Objects (list items and watch events) an informer received that did not decode, by kind"
@@ -57,12 +61,14 @@ export const make = <A extends HasMetadata>(
     // store it left it; the changes are published in order. A subscriber notes the revision its snapshot of the
     // store was read at and skips the changes it already holds: nothing is seen twice, nothing is missed.
     let synced = false
-    const pubsub = yield* PubSub.unbounded<Store.Changes<A>>()
+    const pubsub = yield* PubSub.unbounded<Store.Changes<A> | typeof startFailed>()
     const firstList = yield* Deferred.make<void, KubeError.KubeError>()
-    /** Completes (as a defect) with the startup failure: the informer's streams die with it. */
-    const failedAtStart = Effect.flatMap(Deferred.await(firstList), () => Effect.never).pipe(
-      Effect.catch((error) => Effect.die(error))
-    )
+    /**
+     * The startup failure, once there is one: the informer's streams die with it (as a defect). It is published
+     * too (`startFailed`), so a subscriber waiting for changes wakes up to it — a stage racing every pull against
+     * the failure would cost a fiber hand-off per chunk.
+     */
+    let failure: KubeError.KubeError | undefined
     const informerName = listWatch.name
     /** Counts decode failures, logs each new undecodable version, and sets the gauge. */
     const report = (failures: ReadonlyArray<KubeError.Decode>, events: ReadonlyArray<UndecodableEvent>) =>
@@ -128,12 +134,21 @@ export const make = <A extends HasMetadata>(
       Effect.catch((error) =>
         Effect.andThen(
           Effect.logDebug(error.message).pipe(Effect.annotateLogs({ informer: informerName, error: error._tag })),
-          Deferred.fail(firstList, error)
+          Effect.andThen(
+            Effect.sync(() => {
+              failure = error
+              PubSub.publishUnsafe(pubsub, startFailed)
+            }),
+            Deferred.fail(firstList, error)
+          )
         )
       ),
       Effect.forkScoped
     )
-    /** Stored objects as initial creates, then the live events `pick` takes from each change (one chunk each). */
+    /**
+     * Stored objects as initial creates, then the live events `pick` takes from each change: one stage, one chunk
+     * for the changes published since the last pull.
+     */
     const subscribe = <B>(
       existing: () => ReadonlyArray<B>,
       pick: (changes: Store.Changes<A>) => ReadonlyArray<Event.Event<B>>
@@ -144,14 +159,25 @@ export const make = <A extends HasMetadata>(
             // the store is empty until the first list is stored: before it, no initial creates
             const seen = store.revision()
             const initial = existing().map((object) => Event.create(object, { initial: true }))
-            return Stream.concat(
-              Stream.fromIterable(initial),
-              Stream.fromSubscription(subscription).pipe(
-                Stream.filter((changes) => changes.revision > seen && pick(changes).length > 0),
-                Stream.map((changes) => pick(changes) as Arr.NonEmptyReadonlyArray<Event.Event<B>>),
-                Stream.flattenArray
-              )
-            ).pipe(Stream.interruptWhen(failedAtStart))
+            const live = Stream.transformPull(Stream.fromSubscription(subscription), (pull) =>
+              Effect.sync(() => {
+                const next: Pull.Pull<Arr.NonEmptyReadonlyArray<Event.Event<B>>> = Effect.flatMap(pull, (batch) => {
+                  let out: Array<Event.Event<B>> | undefined
+                  for (const changes of batch) {
+                    if (changes === startFailed) return Effect.die(failure)
+                    if (changes.revision <= seen) continue
+                    const events = pick(changes)
+                    if (events.length === 0) continue
+                    if (out === undefined) out = batch.length === 1 ? events as Array<Event.Event<B>> : [...events]
+                    else for (const event of events) out.push(event)
+                  }
+                  return out !== undefined && out.length > 0
+                    ? Effect.succeed(out as Arr.NonEmptyArray<Event.Event<B>>)
+                    : next
+                })
+                return next
+              }))
+            return failure !== undefined ? Stream.die(failure) : Stream.concat(Stream.fromIterable(initial), live)
           }))
       )
     const events = subscribe(() => store.list(), (changes) => changes.events)

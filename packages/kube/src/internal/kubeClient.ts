@@ -1,5 +1,7 @@
 import type { ObjectMeta } from "@reconcile/core"
+import type * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
+import type * as Pull from "effect/Pull"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Kube from "../Kube.js"
@@ -7,10 +9,13 @@ import type * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
 import * as KubeStatus from "../KubeStatus.js"
 import type * as Resource from "../Resource.js"
+import { LineSplitter } from "./lines.js"
 import { acceptFor } from "./metadataOnly.js"
 import { decodeSync, rawText } from "./resource.js"
 
 type Json = Record<string, unknown>
+
+const isNonEmpty = <A>(as: Array<A>): as is Arr.NonEmptyArray<A> => as.length > 0
 
 const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -105,38 +110,52 @@ export const parseWatchStream = <A extends ObjectMeta.HasMetadata, E, R>(
   bytes: Stream.Stream<Uint8Array, E, R>
 ): Stream.Stream<KubeClient.WatchEvent<A>, E, R> =>
   Stream.suspend(() => {
-    // One stage for decoding, line splitting and parsing: a watch often arrives one event per
-    // network chunk, and every extra stream stage costs more per chunk than parsing the line.
-    const decoder = new TextDecoder()
+    // One stage for line splitting, parsing and decoding, one array of events per array of network chunks: a watch
+    // often arrives one event per chunk, and every extra stream stage costs more per chunk than parsing the line.
+    // Each line goes from the splitter to its event at once (no array of lines); a resource decoded by an Effect (a
+    // custom decoder) collects its lines' effects instead.
+    const splitter = new LineSplitter()
     const sync = decodeSync(resource)
-    let pending = ""
-    const parseLines = (text: string, last: boolean) => {
-      pending += text
-      const lines: Array<string> = []
-      let start = 0
-      for (let end = pending.indexOf("\n"); end >= 0; end = pending.indexOf("\n", start)) {
-        const line = pending.slice(start, end)
-        if (line.trim() !== "") lines.push(line)
-        start = end + 1
+    let events: Array<KubeClient.WatchEvent<A>> = []
+    let pending: Array<Effect.Effect<KubeClient.WatchEvent<A>>> = []
+    const decoded = sync === undefined
+      ? undefined
+      : (tag: "Added" | "Modified" | "Deleted", object: unknown) => fromDecoded(tag, sync(object))
+    const push = decoded === undefined
+      ? (line: string) => {
+        pending.push(parseWatchLine(resource, line))
       }
-      pending = pending.slice(start)
-      if (last && pending.trim() !== "") {
-        lines.push(pending)
-        pending = ""
+      : (line: string) => {
+        events.push(parseLine(resource, line, decoded))
       }
-      if (sync === undefined) return Effect.forEach(lines, (line) => parseWatchLine(resource, line))
-      const events: Array<KubeClient.WatchEvent<A>> = []
-      for (const line of lines) events.push(parseLine(resource, line, (tag, object) => fromDecoded(tag, sync(object))))
-      return Effect.succeed(events)
-    }
+    /** The events of the lines pushed since the last call. */
+    const take: Effect.Effect<Array<KubeClient.WatchEvent<A>>> = Effect.suspend(() => {
+      if (decoded === undefined) {
+        const effects = pending
+        pending = []
+        return Effect.all(effects)
+      }
+      const out = events
+      events = []
+      return Effect.succeed(out)
+    })
     return Stream.concat(
-      // a chunk without a complete line emits nothing (effect 4 streams carry non-empty arrays)
-      Stream.mapAccumArrayEffect(bytes, () => undefined, (_, chunks) => {
-        let text = ""
-        for (const chunk of chunks) text += decoder.decode(chunk, { stream: true })
-        return Effect.map(parseLines(text, false), (events) => [undefined, events] as const)
-      }),
-      Stream.fromArrayEffect(Effect.suspend(() => parseLines(decoder.decode(), true)))
+      Stream.transformPull(bytes, (pull) =>
+        Effect.sync(() => {
+          // a chunk without a complete line emits nothing and pulls the next (stream chunks are never empty)
+          const next: Pull.Pull<Arr.NonEmptyReadonlyArray<KubeClient.WatchEvent<A>>, E, void, R> = Effect.flatMap(
+            pull,
+            (chunks) => {
+              for (const chunk of chunks) splitter.push(chunk, push)
+              return Effect.flatMap(take, (out) => isNonEmpty(out) ? Effect.succeed(out) : next)
+            }
+          )
+          return next
+        })),
+      Stream.fromArrayEffect(Effect.suspend(() => {
+        splitter.end(push)
+        return take
+      }))
     )
   })
 

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as KubeError from "../KubeError.js"
 import type * as Resource from "../Resource.js"
@@ -193,6 +194,11 @@ export const custom = <Spec, SpecEncoded, Status = never, StatusEncoded = never>
   const d: Descriptor = options
   const apiVersion = apiVersionOf(d)
   const check = checkObject(d, apiVersion)
+  // Compiled decoders (effect's JIT compiler: code generated once per Schema instead of the AST interpreted per
+  // object; half the time per WebApp, see docs/benchmarks.md); where code generation is not allowed (a CSP without
+  // 'unsafe-eval'), effect falls back to interpreting. Enabled before the decoders below capture theirs.
+  SchemaJITCompiler.enable(options.spec.ast)
+  if (options.status !== undefined) SchemaJITCompiler.enable(options.status.ast)
   const decodeSpec = Schema.decodeUnknownResult(options.spec)
   const encodeSpec = Schema.encodeResult(options.spec)
   const statusSchema = options.status

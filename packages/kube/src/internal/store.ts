@@ -21,8 +21,12 @@ export const keyOf = (object: HasMetadata): string => {
   return namespace === undefined || namespace === "" ? name : `${namespace}/${name}`
 }
 
-const ownerUidIndex = (object: HasMetadata): ReadonlyArray<string> =>
-  (object.metadata?.ownerReferences ?? []).map((ref) => ref.uid)
+const noValues: ReadonlyArray<string> = []
+
+const ownerUidIndex = (object: HasMetadata): ReadonlyArray<string> => {
+  const refs = object.metadata?.ownerReferences
+  return refs === undefined || refs.length === 0 ? noValues : refs.map((ref) => ref.uid)
+}
 
 const namespaceOf = (object: HasMetadata): string => object.metadata?.namespace ?? ""
 
@@ -52,6 +56,8 @@ export class MutableStore<A extends HasMetadata> implements Store.Store<A> {
   /** Every index but the built-in namespace index (answered by `namespaces`, unless replaced with `addIndex`). */
   private readonly indexers = new Map<string, Store.IndexFunction<A>>()
   private readonly indexes = new Map<string, Map<string, Set<A>>>()
+  /** The indexes as a list, for the writes (iterating a Map makes an entry array per index per write). */
+  private indexList: Array<{ readonly index: Store.IndexFunction<A>; values: Map<string, Set<A>> }> = []
   /** How many writes changed the store. */
   private writes = 0
 
@@ -151,6 +157,7 @@ export class MutableStore<A extends HasMetadata> implements Store.Store<A> {
     this.indexers.set(name, index)
     const values = new Map<string, Set<A>>()
     this.indexes.set(name, values)
+    this.indexList = [...this.indexers].map(([name, index]) => ({ index, values: this.indexes.get(name)! }))
     for (const object of this.values()) indexValues(values, object, index(object))
   }
 
@@ -167,8 +174,9 @@ export class MutableStore<A extends HasMetadata> implements Store.Store<A> {
     objects.set(name, object)
     this.writes++
     if (old === undefined) this.count++
-    for (const [indexName, index] of this.indexers) {
-      const values = this.indexes.get(indexName)!
+    const indexes = this.indexList
+    for (let i = 0; i < indexes.length; i++) {
+      const { index, values } = indexes[i]!
       if (old !== undefined) unindexValues(values, old, index(old))
       indexValues(values, object, index(object))
     }
@@ -186,7 +194,7 @@ export class MutableStore<A extends HasMetadata> implements Store.Store<A> {
     if (objects!.size === 0) this.namespaces.delete(namespace)
     this.count--
     this.writes++
-    for (const [indexName, index] of this.indexers) unindexValues(this.indexes.get(indexName)!, old, index(old))
+    for (const { index, values } of this.indexList) unindexValues(values, old, index(old))
     return old
   }
 
@@ -208,6 +216,7 @@ export class MutableStore<A extends HasMetadata> implements Store.Store<A> {
       this.indexes.set(name, values)
       for (const object of this.values()) indexValues(values, object, index(object))
     }
+    this.indexList = [...this.indexers].map(([name, index]) => ({ index, values: this.indexes.get(name)! }))
   }
 }
 
@@ -312,10 +321,11 @@ class Reflector<A extends HasMetadata> {
       }
       case "Apply": {
         const object = this.transform(event.object)
-        const key = keyOf(object)
-        const was = store.removeUndecodable(key)
-        if (was !== undefined) undecodable.push(Event.delete(was))
-        const old = store.upsert(object, key)
+        if (store.undecodableCount() > 0) {
+          const was = store.removeUndecodable(keyOf(object))
+          if (was !== undefined) undecodable.push(Event.delete(was))
+        }
+        const old = store.upsert(object)
         out.push(old === undefined ? Event.create(object) : Event.update(old, object))
         return
       }

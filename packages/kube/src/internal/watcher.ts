@@ -95,19 +95,19 @@ const idle =
         last = clock.currentTimeMillisUnsafe()
       }
       yield* self.pipe(
-        Stream.runForEachArray((chunk) =>
-          Effect.suspend(() => {
-            arrived()
-            offering = true
-            return Effect.ensuring(
-              Queue.offer(queue, chunk),
-              Effect.sync(() => {
-                offering = false
-                arrived()
-              })
-            )
-          })
-        ),
+        Stream.runForEachArray((chunk) => {
+          arrived()
+          // the common case, room in the queue, costs no effect; a full queue waits for the consumer
+          if (Queue.offerUnsafe(queue, chunk)) return Effect.void
+          offering = true
+          return Effect.ensuring(
+            Queue.offer(queue, chunk),
+            Effect.sync(() => {
+              offering = false
+              arrived()
+            })
+          )
+        }),
         Effect.matchCauseEffect({
           onFailure: (cause) => Queue.failCause(queue, cause),
           onSuccess: () => Queue.end(queue)
@@ -157,10 +157,11 @@ const toWatcherEvents = <A, E>(
               case "Deleted": {
                 resourceVersion = listWatch.resourceVersion(event.object) ?? resourceVersion
                 progressed = true
+                // plain objects of `WatcherEvent`'s shape: its constructors go through a Proxy, per event
                 out.push(
                   event._tag === "Deleted"
-                    ? WatcherEvent.Delete({ object: event.object })
-                    : WatcherEvent.Apply({ object: event.object })
+                    ? { object: event.object, _tag: "Delete" }
+                    : { object: event.object, _tag: "Apply" }
                 )
                 break
               }
@@ -380,9 +381,10 @@ export const watch = <A>(listWatch: Watcher.ListWatch<A>, options: Watcher.Optio
             Effect.map((page) => {
               const next = page.continue === undefined || page.continue === "" ? undefined : page.continue
               if (next === undefined) state.resourceVersion = page.resourceVersion
-              const events: Array<Watcher.WatcherEvent<A>> = page.items.map((object) =>
-                WatcherEvent.InitApply({ object })
-              )
+              const events: Array<Watcher.WatcherEvent<A>> = page.items.map((object) => ({
+                object,
+                _tag: "InitApply"
+              }))
               for (const error of page.undecodable ?? []) {
                 if (isNamed(error)) events.push(WatcherEvent.Undecodable({ error, event: "InitApply" }))
               }

@@ -325,7 +325,9 @@ const main = async () => {
       ;(results[name] ??= []).push(figure)
       const perEvent = mode === "sync" ? "" : `, ${((cpu.user + cpu.system) / EVENTS).toFixed(2)} µs cpu/event`
       line.push(
-        `${name} ${Math.round(figure)} (cpu ${Math.round(busy * 100)} %${perEvent}, server ${Math.round(server * 100)} %)`
+        `${name} ${Math.round(figure)} (cpu ${Math.round(busy * 100)} %${perEvent}, server ${
+          Math.round(server * 100)
+        } %)`
       )
     }
     console.log(`run ${r + 1}: ${line.join(", ")} ${mode === "sync" ? "ms" : "events/s"}`)

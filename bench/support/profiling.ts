@@ -25,7 +25,9 @@ const remap = (frame: CallFrame) => {
   if (!("originalLine" in entry)) return
   frame.lineNumber = entry.originalLine
   frame.columnNumber = entry.originalColumn
-  if (frame.functionName === "" && entry.name !== undefined) frame.functionName = entry.name
+  // the source map's name of the position, where it has one (not in @types/node's SourceMapping)
+  const name = (entry as { readonly name?: string }).name
+  if (frame.functionName === "" && name !== undefined) frame.functionName = name
 }
 
 interface HeapNode {

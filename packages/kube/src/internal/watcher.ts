@@ -76,9 +76,10 @@ export const isTooLargeResourceVersion = (error: KubeError.KubeError): boolean =
  * is still busy with earlier chunks does not count as idle). `Stream.timeout` would race a timer against every pull,
  * which costs more than the rest of the watcher's work when the server sends one event per chunk, as it does.
  *
- * Each chunk of `self` stays one chunk of the output (a queue of non-empty arrays, flattened array by array). The
- * queue's end (`Queue.end`) and failure (`Queue.failCause`) let the chunks already queued drain first. Both fibers
- * live in the stream's scope (`Stream.unwrap` keeps it open while the stream runs) and are interrupted with it.
+ * The chunks of `self` that queued up while the consumer was busy make one chunk of the output (a queue of non-empty
+ * arrays, taken all at once: a consumer that falls behind catches up in larger steps). The queue's end
+ * (`Queue.end`) and failure (`Queue.failCause`) let the chunks already queued drain first. Both fibers live in the
+ * stream's scope (`Stream.unwrap` keeps it open while the stream runs) and are interrupted with it.
  */
 const idle =
   (timeout: Duration.Duration) => <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | IdleTimeout, R> =>
@@ -122,7 +123,13 @@ const idle =
           : Effect.andThen(Effect.sleep(Duration.millis(left)), watchdog)
       })
       yield* Effect.forkScoped(watchdog)
-      return Stream.flattenArray(Stream.fromQueue(queue))
+      // what queued up while the consumer was busy goes on as one array: every stage after this one runs once for it
+      const take = Effect.map(
+        Queue.takeAll(queue),
+        (arrays): Arr.NonEmptyReadonlyArray<A> =>
+          arrays.length === 1 ? arrays[0] : arrays.flat() as unknown as Arr.NonEmptyReadonlyArray<A>
+      )
+      return Stream.fromPull(Effect.succeed(take))
     }))
 
 /**

@@ -10,7 +10,15 @@ import * as KubeClient from "../src/KubeClient.js"
 import * as KubeError from "../src/KubeError.js"
 import * as OwnerReference from "../src/OwnerReference.js"
 import * as Resource from "../src/Resource.js"
-import { countRequests, eventually, kubeLayer, makeEnv, onRealCluster, type RequestLog, waitServed } from "./support/env.js"
+import {
+  countRequests,
+  eventually,
+  kubeLayer,
+  makeEnv,
+  onRealCluster,
+  type RequestLog,
+  waitServed
+} from "./support/env.js"
 import { WebApp } from "./support/fixtures.js"
 
 const env = makeEnv()

@@ -2,11 +2,12 @@
  * The API server of the end-to-end benchmark, in its own process: the testkit's `TestApiServer` (HTTPS, bearer
  * token; no controller manager, so Deployments stay as the operator writes them) over an in-memory `TestCluster`.
  *
- * Driven by IPC from `bench/operator.ts`: it installs the WebApp CRD and the namespace, creates WebApps in-process
- * (no HTTP: the requests it counts are the operator's), turns 5 % request failures on and off (testkit `Faults`),
- * and reports when every WebApp has converged: `status.observedGeneration` equals its generation and its
- * Deployment and Service exist, controlled by it. Convergence is tracked from in-process watches opened before any
- * fault rule (faults apply to requests, not to open watches), so it costs the operator nothing.
+ * Driven by IPC from `bench/operator.ts` (as is its real twin, realServer.ts, with the same messages): it installs
+ * the WebApp CRD and the namespace, creates WebApps in-process (no HTTP: the requests it counts are the
+ * operator's), turns 5 % request failures on and off (testkit `Faults`), and reports when every WebApp has
+ * converged: `status.observedGeneration` equals its generation and its Deployment and Service exist, controlled by
+ * it. Convergence is tracked from in-process watches opened before any fault rule (faults apply to requests, not to
+ * open watches), so it costs the operator nothing.
  */
 import * as Resource from "@reconcile/kube/Resource"
 import * as Faults from "@reconcile/testkit/Faults"
@@ -17,6 +18,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
+import { makeTracker } from "./convergence.js"
 import { GROUP, KIND, NAMESPACE, WebApp, webApp } from "./shared.js"
 
 /** Driver → server. */
@@ -27,14 +29,22 @@ export type ToServer =
 
 /** Server → driver. */
 export type FromServer =
-  | { readonly op: "ready"; readonly kubeconfigPath: string; readonly url: string }
-  | { readonly op: "created"; readonly millis: number }
+  | {
+    readonly op: "ready"
+    readonly kubeconfigPath: string
+    readonly url: string
+    /** The real server's version (realServer.ts). */
+    readonly version?: string
+  }
+  | { readonly op: "created"; readonly prefix: string; readonly millis: number }
   | { readonly op: "converged"; readonly prefix: string; readonly millis: number }
   | {
     readonly op: "requests"
     readonly requests: number
     readonly failed: number
     readonly cpuSeconds: number
+    /** The real server's etcd CPU seconds (realServer.ts). */
+    readonly etcdCpuSeconds?: number
     /** How many objects of the `app` batch have converged so far. */
     readonly converged: number
   }
@@ -56,15 +66,6 @@ const log = (line: string) => {
   if (status !== undefined && status.startsWith("5")) failed++
 }
 
-interface Tracked {
-  generation: number | undefined
-  observed: number | undefined
-  uid: string | undefined
-  deployment: string | undefined
-  service: string | undefined
-  converged: boolean
-}
-
 const program = Effect.gen(function*() {
   const server = yield* TestApiServer.TestApiServer
   const cluster = yield* TestCluster.TestCluster
@@ -74,40 +75,10 @@ const program = Effect.gen(function*() {
   yield* ok(cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } }))
 
   // convergence, from in-process watches of the three kinds
-  const tracked = new Map<string, Tracked>()
-  const targets = new Map<string, { count: number; converged: number; started: number }>()
+  const tracker = makeTracker(send)
   /** The figures so far: requests (failed ones too), the server's CPU seconds, the objects converged. */
   const sendRequests = () =>
-    send({ op: "requests", requests, failed, cpuSeconds: cpuSeconds(), converged: targets.get("app")?.converged ?? 0 })
-  const entry = (name: string): Tracked => {
-    let t = tracked.get(name)
-    if (t === undefined) {
-      t = {
-        generation: undefined,
-        observed: undefined,
-        uid: undefined,
-        deployment: undefined,
-        service: undefined,
-        converged: false
-      }
-      tracked.set(name, t)
-    }
-    return t
-  }
-  const prefixOf = (name: string) => name.slice(0, name.lastIndexOf("-"))
-  const check = (name: string, t: Tracked) => {
-    const now = t.uid !== undefined && t.generation !== undefined && t.observed === t.generation &&
-      t.deployment === t.uid && t.service === t.uid
-    if (now && !t.converged) {
-      t.converged = true
-      const target = targets.get(prefixOf(name))
-      if (target !== undefined && ++target.converged === target.count) {
-        send({ op: "converged", prefix: prefixOf(name), millis: performance.now() - target.started })
-      }
-    }
-  }
-  const controllerUid = (object: any): string | undefined =>
-    object.metadata.ownerReferences?.find((r: any) => r.controller === true && r.kind === KIND)?.uid
+    send({ op: "requests", requests, failed, cpuSeconds: cpuSeconds(), converged: tracker.converged("app") })
   const follow = (apiVersion: string, kind: string, onObject: (object: any, deleted: boolean) => void) =>
     cluster.watch({ apiVersion, kind, namespace: NAMESPACE } as any).pipe(
       Stream.runForEach((event: any) =>
@@ -120,23 +91,9 @@ const program = Effect.gen(function*() {
       Effect.forkScoped
     )
   const fibers = [
-    yield* follow(`${GROUP}/v1`, KIND, (o, deleted) => {
-      const t = entry(o.metadata.name)
-      t.uid = deleted ? undefined : o.metadata.uid
-      t.generation = o.metadata.generation
-      t.observed = o.status?.observedGeneration
-      check(o.metadata.name, t)
-    }),
-    yield* follow("apps/v1", "Deployment", (o, deleted) => {
-      const t = entry(o.metadata.name)
-      t.deployment = deleted ? undefined : controllerUid(o)
-      check(o.metadata.name, t)
-    }),
-    yield* follow("v1", "Service", (o, deleted) => {
-      const t = entry(o.metadata.name)
-      t.service = deleted ? undefined : controllerUid(o)
-      check(o.metadata.name, t)
-    })
+    yield* follow(`${GROUP}/v1`, KIND, tracker.webApp),
+    yield* follow("apps/v1", "Deployment", tracker.deployment),
+    yield* follow("v1", "Service", tracker.service)
   ]
 
   const run = Effect.runForkWith(yield* Effect.context<never>())
@@ -146,11 +103,11 @@ const program = Effect.gen(function*() {
       case "create":
         run(Effect.gen(function*() {
           const started = performance.now()
-          targets.set(message.prefix, { count: message.count, converged: 0, started })
+          tracker.expect(message.prefix, message.count, started)
           for (let i = 0; i < message.count; i++) {
             yield* ok(cluster.create(webApp(`${message.prefix}-${String(i).padStart(5, "0")}`)))
           }
-          send({ op: "created", millis: performance.now() - started })
+          send({ op: "created", prefix: message.prefix, millis: performance.now() - started })
         }))
         break
       case "faults":

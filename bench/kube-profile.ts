@@ -202,7 +202,8 @@ const main = async () => {
   }
 
   /**
-   * The same watch, in process: its lines cut into 16 KiB chunks (TLS records, as a socket delivers them) and fed to
+   * The same watch, in process: its lines cut into 16 KiB chunks (TLS records, as a socket delivers them; one line
+   * per chunk with BENCH_CHUNK=line, as kube-apiserver flushes each event) and fed to
    * a `Kube` whose `stream` returns them: what the client, watcher and informer cost per event, with no network.
    */
   const lines: Array<string> = []
@@ -222,8 +223,10 @@ const main = async () => {
     lines.push(`{"type":"MODIFIED","object":${JSON.stringify(object)}}\n`)
   }
   const bytes = Buffer.from(lines.join(""))
+  // BENCH_CHUNK=line: one event per chunk, as kube-apiserver flushes each event of a watch
   const chunks: Array<Uint8Array> = []
-  for (let at = 0; at < bytes.length; at += 16_384) chunks.push(bytes.subarray(at, at + 16_384))
+  if (process.env.BENCH_CHUNK === "line") for (const line of lines) chunks.push(Buffer.from(line))
+  else for (let at = 0; at < bytes.length; at += 16_384) chunks.push(bytes.subarray(at, at + 16_384))
   const inProcess = ManagedRuntime.make(
     KubeClient.layer.pipe(Layer.provideMerge(
       Layer.effect(

@@ -225,7 +225,7 @@ const main = async () => {
   const bytes = Buffer.from(lines.join(""))
   // BENCH_CHUNK=line: one event per chunk, as kube-apiserver flushes each event of a watch
   const chunks: Array<Uint8Array> = []
-  if (process.env.BENCH_CHUNK === "line") for (const line of lines) chunks.push(Buffer.from(line))
+  if (process.env.BENCH_CHUNK === "line") { for (const line of lines) chunks.push(Buffer.from(line)) }
   else for (let at = 0; at < bytes.length; at += 16_384) chunks.push(bytes.subarray(at, at + 16_384))
   const inProcess = ManagedRuntime.make(
     KubeClient.layer.pipe(Layer.provideMerge(

@@ -244,7 +244,13 @@ const programOf = async (implementation: Implementation): Promise<Program> => {
   const built = await controllerRuntimeBinary()
   if ("skipped" in built) throw new Error(built.skipped)
   // the same workers as ours; no client-side rate limit, as our KubeClient (no `rateLimit`)
-  return { binary: built.binary, args: [`-workers=${CONCURRENCY}`, "-qps=-1"] }
+  // BENCH_OPERATOR_CR_CONTENT_TYPE (e.g. application/json): controller-runtime's REST clients ask for it instead of
+  // their default (protobuf for client-go's kinds), to see what the server's encoding costs
+  const contentType = process.env.BENCH_OPERATOR_CR_CONTENT_TYPE
+  return {
+    binary: built.binary,
+    args: [`-workers=${CONCURRENCY}`, "-qps=-1", ...(contentType ? [`-content-type=${contentType}`] : [])]
+  }
 }
 
 const runOne = async (

@@ -285,6 +285,8 @@ func main() {
 	workers := flag.Int("workers", 8, "MaxConcurrentReconciles")
 	qps := flag.Float64("qps", -1, "the client's QPS (≤ 0: no client-side rate limit)")
 	burst := flag.Int("burst", 0, "the client's burst")
+	contentType := flag.String("content-type", "",
+		"the REST clients' content type (empty: controller-runtime's default, protobuf for client-go's kinds)")
 	verbose := flag.Bool("v", false, "log controller-runtime's info lines too (errors are always logged)")
 	flag.Parse()
 
@@ -304,6 +306,7 @@ func main() {
 	}
 	config.QPS = float32(*qps)
 	config.Burst = *burst
+	config.ContentType = *contentType
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

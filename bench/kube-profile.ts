@@ -16,17 +16,15 @@
  */
 import * as k8s from "@kubernetes/client-node"
 import * as Cache from "@reconcile/kube/Cache"
-import * as Informer from "@reconcile/kube/Informer"
 import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
 import * as KubeError from "@reconcile/kube/KubeError"
 import * as Resource from "@reconcile/kube/Resource"
-import * as Watcher from "@reconcile/kube/Watcher"
-import { Deferred, Effect, Layer, ManagedRuntime, Stream } from "effect"
+import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import * as fs from "node:fs"
-import * as https from "node:https"
 import * as Replay from "./replay/client.js"
 import { configMap } from "./support/configMap.js"
+import { clientWatch, makeTarget, oursWatch, rawWatch, theirsWatch, type WatchTarget } from "./support/kubeClients.js"
 import { Profiling } from "./support/profiling.js"
 
 const EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 100_000)
@@ -63,13 +61,8 @@ const template = {
 
 const main = async () => {
   const replay = await Replay.start()
-  const kc = new k8s.KubeConfig()
-  kc.loadFromFile(replay.ready.kubeconfigPath)
-  const coreApi = kc.makeApiClient(k8s.CoreV1Api)
-  const ours = ManagedRuntime.make(
-    KubeClient.layer.pipe(Layer.provideMerge(Kube.layerFromFile(replay.ready.kubeconfigPath)))
-  )
-  const tls: https.RequestOptions = { ca: replay.ready.ca, headers: { Authorization: `Bearer ${replay.ready.token}` } }
+  const target = makeTarget("replay", replay.ready)
+  const { coreApi, kc, ours } = target
 
   const watchNs = "profile-watch"
   const { resourceVersion: from } = await replay.call({
@@ -81,96 +74,6 @@ const main = async () => {
   }) as { resourceVersion: string }
   const syncNs = "profile-sync"
   await replay.call({ op: "list", namespace: syncNs, count: SMALL, template, limits: [500, SMALL, 0, ...PAGES] })
-
-  const oursWatch = (level: "informer" | "watcher" | "client") =>
-    ours.runPromise(
-      Effect.gen(function*() {
-        const client = yield* KubeClient.KubeClient
-        if (level === "client") {
-          let count = 0
-          const t0 = performance.now()
-          yield* client.watch(Resource.ConfigMap, { namespace: watchNs, resourceVersion: from }).pipe(
-            Stream.takeWhile(() => ++count < EVENTS),
-            Stream.runDrain
-          )
-          return EVENTS / ((performance.now() - t0) / 1000)
-        }
-        const go = yield* Deferred.make<void>()
-        const done = yield* Deferred.make<number>()
-        const real = Cache.listWatch(client, Resource.ConfigMap, { namespace: watchNs })
-        const listWatch: Watcher.ListWatch<Resource.ConfigMap> = {
-          ...real,
-          list: () => Effect.andThen(Deferred.await(go), Effect.succeed({ items: [], resourceVersion: from }))
-        }
-        let count = 0
-        const tick = Effect.suspend(() => ++count === EVENTS ? Deferred.succeed(done, performance.now()) : Effect.void)
-        if (level === "informer") {
-          const informer = yield* Informer.make(listWatch)
-          yield* informer.events.pipe(Stream.runForEach(() => tick), Effect.forkScoped)
-        } else {
-          yield* Watcher.watch(listWatch).pipe(
-            Stream.runForEach((e) => e._tag === "Apply" ? tick : Effect.void),
-            Effect.forkScoped
-          )
-        }
-        yield* Effect.sleep("20 millis")
-        const t0 = performance.now()
-        yield* Deferred.succeed(go, undefined)
-        const t1 = yield* Deferred.await(done)
-        return EVENTS / ((t1 - t0) / 1000)
-      }).pipe(Effect.scoped)
-    )
-
-  const theirsWatch = async () => {
-    const informer = k8s.makeInformer(
-      kc,
-      `/api/v1/namespaces/${watchNs}/configmaps`,
-      async () => ({ apiVersion: "v1", kind: "ConfigMapList", metadata: { resourceVersion: from }, items: [] })
-    )
-    let count = 0
-    const done = new Promise<number>((resolve) => {
-      const cb = () => {
-        if (++count === EVENTS) resolve(performance.now())
-      }
-      informer.on("add", cb)
-      informer.on("update", cb)
-    })
-    const t0 = performance.now()
-    await informer.start()
-    const t1 = await done
-    await informer.stop()
-    return EVENTS / ((t1 - t0) / 1000)
-  }
-
-  const rawWatch = () =>
-    new Promise<number>((resolve, reject) => {
-      const t0 = performance.now()
-      let count = 0
-      const req = https.get(
-        `${replay.ready.url}/api/v1/namespaces/${watchNs}/configmaps?watch=true&resourceVersion=${from}`,
-        tls,
-        (res) => {
-          let rest = ""
-          res.setEncoding("utf8")
-          res.on("data", (chunk: string) => {
-            const text = rest + chunk
-            let start = 0
-            let end: number
-            while ((end = text.indexOf("\n", start)) >= 0) {
-              JSON.parse(text.slice(start, end))
-              start = end + 1
-              if (++count === EVENTS) {
-                resolve(EVENTS / ((performance.now() - t0) / 1000))
-                req.destroy()
-                return
-              }
-            }
-            rest = text.slice(start)
-          })
-        }
-      )
-      req.on("error", (e) => count < EVENTS && reject(e))
-    })
 
   const oursSync = (pageSize?: number) =>
     ours.runPromise(
@@ -249,50 +152,13 @@ const main = async () => {
       ).pipe(Layer.provide(Kube.layerFromFile(replay.ready.kubeconfigPath)))
     ))
   )
-  const pipeline = (level: "informer" | "watcher" | "client") =>
-    inProcess.runPromise(
-      Effect.gen(function*() {
-        const client = yield* KubeClient.KubeClient
-        const go = yield* Deferred.make<void>()
-        const done = yield* Deferred.make<number>()
-        let count = 0
-        const tick = Effect.suspend(() => ++count === EVENTS ? Deferred.succeed(done, performance.now()) : Effect.void)
-        const listWatch: Watcher.ListWatch<Resource.ConfigMap> = {
-          ...Cache.listWatch(client, Resource.ConfigMap, { namespace: watchNs }),
-          list: () => Effect.andThen(Deferred.await(go), Effect.succeed({ items: [], resourceVersion: from }))
-        }
-        if (level === "client") {
-          yield* Deferred.await(go).pipe(
-            Effect.andThen(
-              client.watch(Resource.ConfigMap, { namespace: watchNs, resourceVersion: from }).pipe(
-                Stream.runForEach(() => tick)
-              )
-            ),
-            Effect.forkScoped
-          )
-        } else if (level === "informer") {
-          const informer = yield* Informer.make(listWatch)
-          yield* informer.events.pipe(Stream.runForEach(() => tick), Effect.forkScoped)
-        } else {
-          yield* Watcher.watch(listWatch).pipe(
-            Stream.runForEach((e) => e._tag === "Apply" ? tick : Effect.void),
-            Effect.forkScoped
-          )
-        }
-        yield* Effect.sleep("20 millis") // the subscriber is in place
-        const t0 = performance.now()
-        yield* Deferred.succeed(go, undefined)
-        const t1 = yield* Deferred.await(done)
-        return EVENTS / ((t1 - t0) / 1000)
-      }).pipe(Effect.scoped)
-    )
-
+  const w: WatchTarget = { target, namespace: watchNs, from, events: EVENTS }
   const watchers: Record<string, () => Promise<number>> = {
-    theirs: theirsWatch,
-    ours: () => oursWatch("informer"),
-    watcher: () => oursWatch("watcher"),
-    client: () => oursWatch("client"),
-    raw: rawWatch
+    theirs: () => theirsWatch(w),
+    ours: () => oursWatch(w, "informer", true),
+    watcher: () => oursWatch(w, "watcher", true),
+    client: () => clientWatch(w),
+    raw: async () => (await rawWatch(w, true)).perSec
   }
   const syncs: Record<string, () => Promise<number>> = {
     theirs: theirsSync,
@@ -300,10 +166,12 @@ const main = async () => {
     onepage: () => oursSync(SMALL),
     ...Object.fromEntries(PAGES.map((n) => [`page${n}`, () => oursSync(n)]))
   }
+  // the same clients, with our runtime's `Kube` replaced by the one above
+  const p: WatchTarget = { ...w, target: { ...target, ours: inProcess } }
   const pipelines: Record<string, () => Promise<number>> = {
-    ours: () => pipeline("informer"),
-    watcher: () => pipeline("watcher"),
-    client: () => pipeline("client")
+    ours: () => oursWatch(p, "informer", true),
+    watcher: () => oursWatch(p, "watcher", true),
+    client: () => clientWatch(p)
   }
   const table = mode === "watch" ? watchers : mode === "pipeline" ? pipelines : syncs
   const names = who === "all" ? Object.keys(table) : who.split(",")

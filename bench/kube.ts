@@ -40,15 +40,13 @@
 import * as k8s from "@kubernetes/client-node"
 import * as Cache from "@reconcile/kube/Cache"
 import * as Informer from "@reconcile/kube/Informer"
-import * as Kube from "@reconcile/kube/Kube"
 import * as KubeClient from "@reconcile/kube/KubeClient"
 import * as MetadataOnly from "@reconcile/kube/MetadataOnly"
 import * as Resource from "@reconcile/kube/Resource"
-import * as Watcher from "@reconcile/kube/Watcher"
 import * as Envtest from "@reconcile/testkit/Envtest"
 import * as TestApiServer from "@reconcile/testkit/TestApiServer"
 import * as TestCluster from "@reconcile/testkit/TestCluster"
-import { Deferred, Effect, Exit, Layer, ManagedRuntime, Result, Scope, Stream } from "effect"
+import { Deferred, Effect, Exit, Result, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -59,6 +57,17 @@ import { isMainThread, parentPort, Worker } from "node:worker_threads"
 import * as Replay from "./replay/client.js"
 import { configMap } from "./support/configMap.js"
 import { heapUsed, median, perObject, settle } from "./support/heap.js"
+import { requestText } from "./support/http.js"
+import {
+  clientWatch,
+  httpsOptions,
+  makeTarget,
+  oursWatch,
+  rawWatch,
+  type Target,
+  theirsWatch,
+  type WatchTarget
+} from "./support/kubeClients.js"
 
 const SMALL = Number(process.env.BENCH_SYNC_SMALL ?? 10_000)
 const LARGE = Number(process.env.BENCH_SYNC_LARGE ?? 100_000)
@@ -210,35 +219,6 @@ interface SyncRun {
   readonly bytesPerObject: number
 }
 
-/** A server the clients talk to: the TestApiServer (worker) or the replay server (child process). */
-interface Target {
-  readonly name: string
-  readonly ready: {
-    readonly url: string
-    readonly ca: string
-    readonly kubeconfigPath: string
-    /** A bearer token (the TestApiServer, the replay server) or a client certificate and key (kube-apiserver). */
-    readonly token?: string | undefined
-    readonly cert?: string | undefined
-    readonly key?: string | undefined
-  }
-  readonly kc: k8s.KubeConfig
-  readonly coreApi: k8s.CoreV1Api
-  readonly ours: ManagedRuntime.ManagedRuntime<KubeClient.KubeClient | Kube.Kube, unknown>
-}
-
-const makeTarget = (name: string, ready: Target["ready"]): Target => {
-  const kc = new k8s.KubeConfig()
-  kc.loadFromFile(ready.kubeconfigPath)
-  return {
-    name,
-    ready,
-    kc,
-    coreApi: kc.makeApiClient(k8s.CoreV1Api),
-    ours: ManagedRuntime.make(KubeClient.layer.pipe(Layer.provideMerge(Kube.layerFromFile(ready.kubeconfigPath))))
-  }
-}
-
 const oursSync = async (
   target: Target,
   namespace: string,
@@ -302,13 +282,6 @@ const theirsSync = async (target: Target, namespace: string, n: number, pageSize
   const released = await settle()
   return { millis, bytesPerObject: perObject(before, after, released, n) }
 }
-
-/** The TLS options and credentials of a raw HTTPS request to a target. */
-const httpsOptions = ({ ready }: Target): https.RequestOptions => ({
-  ca: ready.ca,
-  ...(ready.cert !== undefined ? { cert: ready.cert, key: ready.key } : {}),
-  headers: ready.token !== undefined ? { Authorization: `Bearer ${ready.token}` } : {}
-})
 
 /** GETs a URL over HTTPS; the body as a string. */
 const get = (target: Target, url: string) =>
@@ -423,134 +396,6 @@ const syncBoth = async (
 // -----------------------------------------------------------------------------------------------------------------
 // watch
 
-interface WatchTarget {
-  readonly target: Target
-  readonly namespace: string
-  /** The list's resourceVersion: the events come after it. */
-  readonly from: string
-  readonly events: number
-}
-
-/** The raw watch stream of our KubeClient (HTTP, line splitting, JSON.parse, decode), no watcher. */
-const clientWatch = ({ events, from, namespace, target }: WatchTarget) =>
-  target.ours.runPromise(Effect.gen(function*() {
-    const client = yield* KubeClient.KubeClient
-    let count = 0
-    const t0 = performance.now()
-    yield* client.watch(Resource.ConfigMap, { namespace, resourceVersion: from }).pipe(
-      Stream.takeWhile(() => ++count < events),
-      Stream.runDrain
-    )
-    return events / ((performance.now() - t0) / 1000)
-  }))
-
-/**
- * Events per second through our Informer to a subscriber (or the bare Watcher stream). `emptyList`: the list
- * answers no items at `from` without asking the server (the TestApiServer has the objects, the replay server's
- * list is empty already).
- */
-const oursWatch = (
-  { events, from, namespace, target }: WatchTarget,
-  level: "informer" | "watcher",
-  emptyList: boolean
-) =>
-  target.ours.runPromise(
-    Effect.gen(function*() {
-      const client = yield* KubeClient.KubeClient
-      const go = yield* Deferred.make<void>()
-      const done = yield* Deferred.make<number>()
-      const real = Cache.listWatch(client, Resource.ConfigMap, { namespace })
-      const listWatch: Watcher.ListWatch<Resource.ConfigMap> = {
-        ...real,
-        list: (options) =>
-          Effect.andThen(
-            Deferred.await(go),
-            emptyList ? Effect.succeed({ items: [], resourceVersion: from }) : real.list(options)
-          )
-      }
-      let count = 0
-      const tick = Effect.suspend(() => ++count === events ? Deferred.succeed(done, performance.now()) : Effect.void)
-      if (level === "informer") {
-        const informer = yield* Informer.make(listWatch)
-        yield* informer.events.pipe(Stream.runForEach(() => tick), Effect.forkScoped)
-      } else {
-        yield* Watcher.watch(listWatch).pipe(
-          Stream.runForEach((e) => e._tag === "Apply" ? tick : Effect.void),
-          Effect.forkScoped
-        )
-      }
-      yield* Effect.sleep("20 millis") // the subscriber is in place
-      const t0 = performance.now()
-      yield* Deferred.succeed(go, undefined)
-      const t1 = yield* Deferred.await(done)
-      return events / ((t1 - t0) / 1000)
-    }).pipe(Effect.scoped)
-  )
-
-const theirsWatch = async ({ events, from, namespace, target }: WatchTarget) => {
-  const informer = k8s.makeInformer(
-    target.kc,
-    `/api/v1/namespaces/${namespace}/configmaps`,
-    async () => ({ apiVersion: "v1", kind: "ConfigMapList", metadata: { resourceVersion: from }, items: [] })
-  )
-  let count = 0
-  const done = new Promise<number>((resolve) => {
-    const cb = () => {
-      if (++count === events) resolve(performance.now())
-    }
-    informer.on("add", cb)
-    informer.on("update", cb)
-  })
-  const t0 = performance.now()
-  await informer.start()
-  const t1 = await done
-  await informer.stop()
-  return events / ((t1 - t0) / 1000)
-}
-
-/**
- * Reads the same watch over raw HTTPS, splitting lines and `JSON.parse`-ing each (or not: then it measures the
- * server and the transport alone); returns the lines too.
- */
-const rawWatch = ({ events, from, namespace, target }: WatchTarget, parse: boolean) =>
-  new Promise<{ readonly perSec: number; readonly lines: ReadonlyArray<string> }>((resolve, reject) => {
-    const t0 = performance.now()
-    const lines: Array<string> = []
-    const req = https.get(
-      `${target.ready.url}/api/v1/namespaces/${namespace}/configmaps?watch=true&resourceVersion=${from}`,
-      httpsOptions(target),
-      (res) => {
-        let rest = ""
-        res.setEncoding("utf8")
-        res.on("data", (chunk: string) => {
-          const text = rest + chunk
-          let start = 0
-          let end: number
-          while ((end = text.indexOf("\n", start)) >= 0) {
-            const line = text.slice(start, end)
-            start = end + 1
-            if (parse) JSON.parse(line)
-            lines.push(line)
-            if (lines.length === events) {
-              resolve({ perSec: events / ((performance.now() - t0) / 1000), lines })
-              req.destroy()
-              return
-            }
-          }
-          rest = text.slice(start)
-        })
-        res.on("end", () => {
-          if (lines.length < events) {
-            reject(
-              new Error(`watch ended after ${lines.length} of ${events} lines: ${(lines.at(-1) ?? rest).slice(0, 300)}`)
-            )
-          }
-        })
-      }
-    )
-    req.on("error", (e) => lines.length < events && reject(e))
-  })
-
 const parseLimit = (lines: ReadonlyArray<string>) => {
   const t0 = performance.now()
   let n = 0
@@ -622,26 +467,9 @@ const makeAdmin = (
     key: credentials.key
   })
   const etcdAgent = new http.Agent({ keepAlive: true, maxSockets: 8 })
-  const call = (
-    module: typeof http | typeof https,
-    url: string,
-    options: http.RequestOptions,
-    data: string | undefined
-  ) =>
-    new Promise<{ readonly status: number; readonly body: string }>((resolve, reject) => {
-      const req = module.request(url, options, (res) => {
-        let text = ""
-        res.setEncoding("utf8")
-        res.on("data", (c: string) => (text += c))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
-        res.on("error", reject)
-      })
-      req.on("error", reject)
-      req.end(data)
-    })
   const send = async (method: string, p: string, body?: unknown) => {
     const data = body === undefined ? undefined : JSON.stringify(body)
-    const answer = await call(https, `${plane.url}${p}`, {
+    const answer = await requestText(https, `${plane.url}${p}`, {
       method,
       agent,
       headers: { accept: "application/json", ...(data !== undefined ? { "content-type": "application/json" } : {}) }
@@ -667,7 +495,7 @@ const makeAdmin = (
         request_put: { key: b64(key), value: b64(JSON.stringify(value)) }
       }))
       const data = JSON.stringify({ success })
-      const answer = await call(http, `${plane.etcdUrl}/v3/kv/txn`, {
+      const answer = await requestText(http, `${plane.etcdUrl}/v3/kv/txn`, {
         method: "POST",
         agent: etcdAgent,
         headers: { "content-type": "application/json" }

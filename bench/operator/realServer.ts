@@ -20,6 +20,7 @@ import { Effect, Exit, Scope } from "effect"
 import * as fs from "node:fs"
 import * as https from "node:https"
 import { performance } from "node:perf_hooks"
+import { requestText } from "../support/http.js"
 import { makeTracker } from "./convergence.js"
 import type { FromServer, ToServer } from "./server.js"
 import { GROUP, NAMESPACE, PLURAL, VERSION, WebApp, webApp } from "./shared.js"
@@ -95,23 +96,14 @@ const main = async () => {
     key
   })
   const watchAgent = new https.Agent({ keepAlive: false, ca: plane.certificateAuthority, cert, key })
-  const call = (method: string, p: string, body?: unknown, contentType = "application/json") =>
-    new Promise<{ readonly status: number; readonly body: string }>((resolve, reject) => {
-      const data = body === undefined ? undefined : JSON.stringify(body)
-      const req = https.request(`${plane.url}${p}`, {
-        method,
-        agent,
-        headers: { accept: "application/json", ...(data !== undefined ? { "content-type": contentType } : {}) }
-      }, (res) => {
-        let text = ""
-        res.setEncoding("utf8")
-        res.on("data", (c: string) => (text += c))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
-        res.on("error", reject)
-      })
-      req.on("error", reject)
-      req.end(data)
-    })
+  const call = (method: string, p: string, body?: unknown, contentType = "application/json") => {
+    const data = body === undefined ? undefined : JSON.stringify(body)
+    return requestText(https, `${plane.url}${p}`, {
+      method,
+      agent,
+      headers: { accept: "application/json", ...(data !== undefined ? { "content-type": contentType } : {}) }
+    }, data)
+  }
   const ok = async (method: string, p: string, body?: unknown) => {
     let answer = await call(method, p, body)
     // a new CRD's storage answers 429 for a moment ("storage is (re)initializing")

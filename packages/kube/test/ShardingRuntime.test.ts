@@ -240,6 +240,16 @@ const converge = (world: World, max = 60_000) =>
     return took
   })
 
+/** Of `replicas`, the one holding the sharder Lease and the others. */
+const sharderAmong = <R extends { readonly identity: string }>(world: World, replicas: ReadonlyArray<R>) =>
+  Effect.map(
+    world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" }),
+    (lease) => {
+      const sharder = replicas.find((r) => r.identity === lease.spec?.holderIdentity)!
+      return { sharder, others: replicas.filter((r) => r !== sharder) }
+    }
+  )
+
 describe("Sharding (TestKube, TestClock)", () => {
   it.effect("rejects a ring it cannot form", () =>
     Effect.gen(function*() {
@@ -408,9 +418,8 @@ for (const mode of ["labels", "server"] as const) {
             for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
             yield* converge(world)
             // the sharder's replica dies too: the other, which watched the Leases all along, takes over both
-            const sharder = (yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })).spec
-              ?.holderIdentity
-            const victim = (sharder === a.identity) === (killed === "another shard") ? b : a
+            const { others, sharder } = yield* sharderAmong(world, [a, b])
+            const victim = killed === "another shard" ? others[0]! : sharder
             yield* world.stop(victim, "kill")
             const victims = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity)
               .map(([name]) => name)
@@ -445,10 +454,7 @@ for (const mode of ["labels", "server"] as const) {
           const [a, b] = [yield* world.start, yield* world.start]
           for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
           yield* converge(world)
-          const holder = (yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })).spec
-            ?.holderIdentity
-          const sharder = [a, b].find((r) => r.identity === holder)!
-          const other = [a, b].find((r) => r !== sharder)!
+          const { others: [other], sharder } = yield* sharderAmong(world, [a, b])
           const before = yield* world.labels
           // the sharder sees no event of the other shard's Lease for 40 s, while that shard renews as always
           sharder.control.staleLeases = (name) => name === `${RING}-${other.identity}`
@@ -475,10 +481,7 @@ for (const mode of ["labels", "server"] as const) {
           const [a, b] = [yield* world.start, yield* world.start]
           for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
           yield* converge(world)
-          const holder = (yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })).spec
-            ?.holderIdentity
-          const sharder = [a, b].find((r) => r.identity === holder)!
-          const victim = [a, b].find((r) => r !== sharder)!
+          const { others: [victim], sharder } = yield* sharderAmong(world, [a, b])
           const victims = [...(yield* world.labels)].filter(([, shard]) => shard === victim.identity).length
           // the victim crashes; a new replica starts (it lists the victim's Lease, still unexpired: it cannot tell
           // whether that shard is alive); the sharder's replica leaves, and the new replica becomes the sharder
@@ -517,8 +520,7 @@ for (const mode of ["labels", "server"] as const) {
           const [a, b] = [yield* world.start, yield* world.start]
           for (let i = 0; i < 30; i++) yield* world.create(`app-${i}`, "1")
           yield* converge(world)
-          const sharder = yield* world.client.get(Resource.Lease, `${RING}-sharder`, { namespace: "default" })
-          const victim = sharder.spec?.holderIdentity === a.identity ? b : a
+          const { others: [victim] } = yield* sharderAmong(world, [a, b])
           victim.control.cut = true
           const cutAt = yield* Clock.currentTimeMillis
           for (let step = 0; step < 40; step++) {

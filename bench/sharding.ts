@@ -427,6 +427,16 @@ const window = async (
   await waitUntil(`${CPU_OBJECTS} reconciled by their shards`, async () => {
     last = await reconciledByTheirShards(server, ring, "cpu", CPU_OBJECTS, since)
     return last !== undefined
+  }).catch(async (error: Error) => {
+    // what the ring looks like, and what each replica said last: a stalled window is otherwise a bare timeout
+    const state = await assignment(server, ring, "cpu")
+    const missing = Array.from({ length: CPU_OBJECTS }, (_, i) => `cpu-${String(i).padStart(5, "0")}`)
+      .filter((name) => ledger.get(name)?.find(([, at]) => at >= since) === undefined)
+    throw new Error(
+      `${error.message}\nassignment: ${JSON.stringify(state)}\nnot reconciled (${missing.length}): ` +
+        `${missing.slice(0, 10).join(", ")}\n` +
+        replicas.map((r) => `--- ${r.identity}\n${r.output()}`).join("\n")
+    )
   })
   const serverCpuSeconds = (await cpuOf(server)) - serverCpu
   const reports = await Promise.all(replicas.map((r) => r.ask({ op: "report" }, "report")))

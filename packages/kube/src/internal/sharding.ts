@@ -1,4 +1,7 @@
 import type { LeaderElection } from "@reconcile/core/LeaderElection"
+import type { HasMetadata } from "@reconcile/core/ObjectMeta"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Random from "effect/Random"
@@ -8,6 +11,7 @@ import * as KubeClient from "../KubeClient.js"
 import type { LeaseLeaderElectionError } from "../LeaseLeaderElection.js"
 import type * as Resource from "../Resource.js"
 import { type Options, ShardingError } from "../Sharding.js"
+import type * as Store from "../Store.js"
 import * as bucketSharder from "./bucketSharder.js"
 import * as leaseLeaderElection from "./leaseLeaderElection.js"
 import * as buckets from "./shardBuckets.js"
@@ -123,6 +127,10 @@ export const make = (
     })
     // the ring's members, watched from the start (whoever becomes the sharder has watched them all along)
     const membership = yield* shardMembership.make({ client, ring, namespace })
+    // replicas of one Deployment start together: a sharder deciding before the others' Leases had a retry period to
+    // appear would place their objects elsewhere, and move them again a moment later
+    const ringKnownAt = (yield* Clock.currentTimeMillis) +
+      Duration.toMillis(Duration.fromInputUnsafe(timings.retryPeriod ?? "2 seconds"))
     // the sharder runs on the replica that holds the ring's sharder Lease (in server mode it publishes the table
     // there); a replica that loses that Lease stops its sharder and runs for the Lease again — it goes on as a shard
     const sharderTerm = Effect.scoped(Effect.gen(function*() {
@@ -141,7 +149,15 @@ export const make = (
           tableRef,
           publish: election.renewSoon
         })
-        : sharder.run({ client, membership, ring, namespace, objectNamespace: options.objectNamespace, kinds })
+        : sharder.run({
+          client,
+          membership,
+          ring,
+          namespace,
+          objectNamespace: options.objectNamespace,
+          kinds,
+          ringKnownAt
+        })
       const lost = yield* Effect.raceFirst(
         Effect.andThen(election.awaitLeadership, Effect.andThen(runSharder, Effect.never)),
         election.awaitLoss
@@ -157,6 +173,23 @@ export const make = (
     }
 
     const releases = Metric.withAttributes(sharder.metrics.releases, { ring })
+    // shard_objects{shard}: each shard counts what its caches hold of its own (the sharder stores no object)
+    const stores = new Map<string, Store.Store<HasMetadata>>()
+    const objects = Metric.withAttributes(sharder.metrics.objects, { ring, shard: identity })
+    const count = Effect.suspend(() => {
+      let n = 0
+      for (const store of stores.values()) {
+        if (keeper !== undefined) n += store.size()
+        else {for (
+            const object of store.list()
+          )
+          {
+            if (object.metadata !== undefined && rules.owns(ring, identity, object.metadata)) n++
+          }}
+      }
+      return Metric.update(objects, n)
+    })
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep("5 seconds"), count)))
     const sharding: Service = {
       ring,
       identity,
@@ -167,6 +200,7 @@ export const make = (
         keeper !== undefined && primaries.has(kindKey(resource)) ? keeper.selection : undefined,
       gateOf: (resource, store) => {
         if (!primaries.has(kindKey(resource))) return undefined
+        stores.set(kindKey(resource), store)
         if (keeper !== undefined) return keeper.gate(store)
         return shardGate.make({
           client,

@@ -21,8 +21,8 @@ export const sourceAliases = [
  */
 export const endToEnd: Readonly<Record<string, ReadonlyArray<string>>> = {
   testkit: ["test/tour.test.ts", "test/apiserverBin.test.ts"],
-  "example-webapp": ["test/cli.test.ts", "test/smoke.test.ts", "test/shutdown.test.ts"],
-  cli: ["test/manifests.test.ts", "test/process.test.ts", "test/loading.test.ts"],
+  "example-webapp": ["test/cli.test.ts", "test/smoke.test.ts", "test/shutdown.test.ts", "test/jsonLogs.test.ts"],
+  cli: ["test/manifests.test.ts", "test/process.test.ts", "test/loading.test.ts", "test/telemetry.test.ts"],
   "create-reconcile": ["test/generatedTests.test.ts", "test/generatedStart.test.ts"]
 }
 

@@ -1,7 +1,7 @@
 /**
- * `npm run bench`: the seven benchmarks one after another (workqueue, controller, kube, operator, testkit, webhook,
- * sharding), each in its own process as its own `npm run bench:<name>` runs it, then the issues' figures against their
- * targets.
+ * `npm run bench`: the eight benchmarks one after another (workqueue, controller, kube, operator, testkit, webhook,
+ * sharding, telemetry), each in its own process as its own `npm run bench:<name>` runs it, then the issues' figures
+ * against their targets.
  *
  * Writes bench/results/summary.json: the seconds each benchmark took and in all (the whole set must stay under
  * 10 minutes on the 2-core machine), and for every target figure its value (read from the benchmark's own
@@ -18,7 +18,16 @@ import { fileURLToPath } from "node:url"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const results = path.join(here, "results")
-const benchmarks = ["workqueue", "controller", "kube", "operator", "testkit", "webhook", "sharding"] as const
+const benchmarks = [
+  "workqueue",
+  "controller",
+  "kube",
+  "operator",
+  "testkit",
+  "webhook",
+  "sharding",
+  "telemetry"
+] as const
 type Benchmark = (typeof benchmarks)[number]
 
 interface Target {
@@ -72,7 +81,11 @@ const reported: ReadonlyArray<{ readonly benchmark: Benchmark; readonly figure: 
   { benchmark: "sharding", figure: "throughputCpuBoundSpeedup" },
   { benchmark: "sharding", figure: "failoverSharderSeconds" },
   { benchmark: "sharding", figure: "assignmentP50Ms" },
-  { benchmark: "sharding", figure: "assignmentP99Ms" }
+  { benchmark: "sharding", figure: "assignmentP99Ms" },
+  // issue 26: reconciles/s with OTLP export to a live, a dead and a stalled collector, against no tracer
+  { benchmark: "telemetry", figure: "liveRatio" },
+  { benchmark: "telemetry", figure: "deadRatio" },
+  { benchmark: "telemetry", figure: "stalledRatio" }
 ]
 
 const only = process.env.BENCH_ONLY?.split(",") as ReadonlyArray<Benchmark> | undefined

@@ -115,6 +115,8 @@ const startServer = async () => {
   return { server, kubeconfigPath: ready.kubeconfigPath }
 }
 
+const cpuProfileDir = process.env.BENCH_SHARDING_CPU_PROF ?? ""
+
 const startReplica = (
   kubeconfigPath: string,
   ring: string,
@@ -123,7 +125,8 @@ const startReplica = (
 ): Replica => {
   const replica = Child.start<ToReplica | ToOperator, FromReplica | FromOperator>({
     file: path.join(here, "sharding/replica.ts"),
-    execArgv: ["--expose-gc"],
+    // BENCH_SHARDING_CPU_PROF=DIR: each replica writes a CPU profile there when it stops (node --cpu-prof)
+    execArgv: ["--expose-gc", ...(cpuProfileDir === "" ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])],
     env: {
       BENCH_KUBECONFIG: kubeconfigPath,
       BENCH_SHARDING_RING: ring,

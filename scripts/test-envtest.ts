@@ -95,9 +95,11 @@ if (!filtered && !embedded) {
     "examples/webapp/test/cli.test.ts",
     "examples/webapp/test/smoke.test.ts",
     "examples/webapp/test/shutdown.test.ts",
+    "examples/webapp/test/jsonLogs.test.ts",
     "packages/cli/test/manifests.test.ts",
     "packages/cli/test/process.test.ts",
     "packages/cli/test/loading.test.ts",
+    "packages/cli/test/telemetry.test.ts",
     "packages/create-reconcile/test/generatedTests.test.ts",
     "packages/create-reconcile/test/generatedStart.test.ts"
   ], {})

@@ -12,24 +12,27 @@ import { Main } from "@reconcile/cli"
 import type * as Reconcile from "@reconcile/core/Reconcile"
 import type { Undecodable } from "@reconcile/kube"
 import { WorkqueueMetrics } from "@reconcile/workqueue"
-import { Console, Effect, type Exit, Metric } from "effect"
+import { Effect, type Exit, Metric } from "effect"
 import * as Controller from "./controller.js"
 import { make } from "./operator.js"
 import { fieldManager } from "./reconcile.js"
 import { samples, tryIt } from "./samples.js"
 import type { WebApp } from "./WebApp.js"
 
-/** Prints each reconcile with its outcome and the queue depth. */
+/** Prints each reconcile with its outcome and the queue depth (with `--log-format json`: a record of the same). */
 const depth = Metric.value(WorkqueueMetrics.forQueue(fieldManager).depth)
 const onOutcome = (app: WebApp | Undecodable.Undecodable, exit: Exit.Exit<void, Reconcile.Outcome>) =>
   Effect.gen(function*() {
     const key = `${app.metadata.namespace}/${app.metadata.name}`
     const queueDepth = (yield* depth).value
-    const deleting = app.metadata.deletionTimestamp !== undefined ? " (deleting)" : ""
-    yield* Console.log(
-      `  ${new Date().toISOString().slice(11, 23)} reconcile ${key} gen=${app.metadata.generation}${deleting} → ${
-        Controller.describeExit(exit)
-      }  [queue depth ${queueDepth}]`
+    const deleting = app.metadata.deletionTimestamp !== undefined
+    const outcome = Controller.describeExit(exit)
+    yield* Main.narrate(
+      `  ${new Date().toISOString().slice(11, 23)} reconcile ${key} gen=${app.metadata.generation}${
+        deleting ? " (deleting)" : ""
+      } → ${outcome}  [queue depth ${queueDepth}]`,
+      "reconciled",
+      { object: key, generation: app.metadata.generation, ...(deleting ? { deleting } : {}), outcome, queueDepth }
     )
   })
 

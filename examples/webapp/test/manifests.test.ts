@@ -26,7 +26,8 @@ import { laxCrdPatch } from "./support/crd.js"
 describe("config/", () => {
   it("the committed manifests are what the code generates (run `npm run generate -w examples/webapp`)", () => {
     const dir = path.join(import.meta.dirname, "..", "config")
-    assert.deepStrictEqual(fs.readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort(), Object.keys(files()).sort())
+    const written = (fs.readdirSync(dir, { recursive: true }) as Array<string>).filter((f) => /\.(yaml|json)$/.test(f))
+    assert.deepStrictEqual(written.sort(), Object.keys(files()).sort())
     for (const [file, text] of Object.entries(files())) {
       assert.strictEqual(fs.readFileSync(path.join(dir, file), "utf8"), text, file)
     }
@@ -85,15 +86,18 @@ describe("config/", () => {
     })
   })
 
-  it("one operator: Namespace, CRD, ServiceAccount, RBAC, Deployment, metrics Service and the webhooks'", () => {
-    const docs = Object.values(files()).flatMap((text) => parseAllDocuments(text).map((d) => d.toJS()))
+  it("one operator: Namespace, CRD, ServiceAccount, RBAC, Deployment, metrics Service, the webhooks' and monitoring", () => {
+    const docs = Object.entries(files()).filter(([file]) => file.endsWith(".yaml"))
+      .flatMap(([, text]) => parseAllDocuments(text).map((d) => d.toJS()))
     assert.deepStrictEqual(docs.map((o) => `${o.kind} ${o.metadata.name}`).sort(), [
       `ClusterRole ${name}`,
       `ClusterRoleBinding ${name}`,
+      `ConfigMap ${name}-dashboard`,
       "CustomResourceDefinition webapps.apps.reconcile.dev",
       `Deployment ${name}`,
       `MutatingWebhookConfiguration ${name}-mutating`,
       `Namespace ${name}-system`,
+      `PrometheusRule ${name}-alerts`,
       `Role ${name}-leader-election`,
       `Role ${name}-webhook-certificates`,
       `RoleBinding ${name}-leader-election`,
@@ -101,6 +105,7 @@ describe("config/", () => {
       `Service ${name}-metrics`,
       `Service ${name}-webhook`,
       `ServiceAccount ${name}`,
+      `ServiceMonitor ${name}-metrics`,
       `ValidatingWebhookConfiguration ${name}-validating`
     ])
     const deployment = docs.find((o) => o.kind === "Deployment")

@@ -28,6 +28,10 @@
  *   flag that does nothing in the chosen mode, an unknown flag or a bad value
  *   is one `error: …` line (exit 2); a start failure prints `error: <what to
  *   do>` once (exit 1); SIGINT/SIGTERM drain the controllers and exit 0.
+ * - **`--log-format json` means every line**: the narration (`Installed …`, "Try it", {@link narrate}), the
+ *   warnings and the `error: …` line become JSON records of the same facts; in text mode they stay text.
+ * - **Profiles on demand**: `--profiling-port N` serves CPU profiles and heap snapshots under `/debug/pprof/`
+ *   (`ProfilingServer`), on 127.0.0.1 unless `--profiling-bind-address` says otherwise.
  *
  * @example
  * ```ts
@@ -58,6 +62,7 @@ import type * as Runtime from "effect/Runtime"
 import * as args from "./internal/args.js"
 import type { Args, UsageError } from "./internal/args.js"
 import * as internal from "./internal/main.js"
+import * as Narration from "./internal/narration.js"
 
 // What the command line parses into and its error (declared by `internal/args.ts`, which makes them, so that it need
 // not import this module).
@@ -146,6 +151,30 @@ export const program: <E, R extends Services>(
  * @category running
  */
 export const run: <E, R extends Services>(operator: Operator.Operator<E, R>, options?: Options) => void = internal.run
+
+/**
+ * A line of the main job's narration, like those {@link run} prints itself (`Applied …`, the "Try it" text): `text`
+ * on stdout, or, with `--log-format json` (where every line the process writes is a JSON record), an info record of
+ * `message` with `fields` (and the fiber's log annotations) instead.
+ *
+ * @example
+ * ```ts
+ * import { Main } from "@reconcile/cli"
+ *
+ * const reconciled = (key: string, outcome: string) =>
+ *   Main.narrate(`reconcile ${key} → ${outcome}`, "reconciled", { object: key, outcome })
+ * // text:  reconcile default/sample → success
+ * // json:  {"time":"…","level":"info","msg":"reconciled",…,"object":"default/sample","outcome":"success"}
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const narrate = (
+  text: string,
+  message: string,
+  fields?: { readonly [key: string]: unknown }
+): Effect.Effect<void> => Narration.narrate(text, { message, fields })
 
 /**
  * The process exit of {@link run}: the program's exit code, 0 after a graceful

@@ -51,6 +51,11 @@ export * as Predicates from "./Predicates.js"
 /**
  * @since 0.1.0
  */
+export * as ProfilingServer from "./ProfilingServer.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Prometheus from "./Prometheus.js"
 
 /**
@@ -67,3 +72,8 @@ export * as Request from "./Request.js"
  * @since 0.1.0
  */
 export * as Source from "./Source.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Telemetry from "./Telemetry.js"

@@ -408,7 +408,7 @@ describe("Controller lifecycle", () => {
   // A tracer is installed: effect 4's default native tracer makes no reconcile span (see the next test).
   it.effect("each reconcile runs in a span with log annotations controller, namespace, name, reconcileID", () =>
     Effect.gen(function*() {
-      const seen: Array<{ span: string; annotations: Record<string, unknown> }> = []
+      const seen: Array<{ span: string; annotations: Record<string, unknown>; attributes: Map<string, unknown> }> = []
       const name = uniqueName("annotated")
       const tracer = Tracer.make({ span: (options) => new Tracer.NativeSpan(options) })
       const { send } = yield* start(
@@ -416,7 +416,11 @@ describe("Controller lifecycle", () => {
           Effect.gen(function*() {
             const span = yield* Effect.currentSpan
             const annotations = yield* References.CurrentLogAnnotations
-            seen.push({ span: span.name, annotations: { ...annotations } })
+            seen.push({
+              span: span.name,
+              annotations: { ...annotations },
+              attributes: (span as Tracer.NativeSpan).attributes
+            })
           }).pipe(Effect.orDie),
         {},
         name
@@ -430,6 +434,10 @@ describe("Controller lifecycle", () => {
       assert.strictEqual(seen[0]!.annotations.name, "web")
       assert.isString(seen[0]!.annotations.reconcileID)
       assert.notStrictEqual(seen[0]!.annotations.reconcileID, seen[1]!.annotations.reconcileID)
+      // the span's attributes: the annotations, the attempt, the time the key waited in the queue (no time passed)
+      assert.strictEqual(seen[0]!.attributes.get("controller"), name)
+      assert.strictEqual(seen[0]!.attributes.get("attempt"), 1)
+      assert.strictEqual(seen[0]!.attributes.get("queue.wait_ms"), 0)
     }))
 
   it.effect("without a tracer (effect's default in-memory one) a reconcile makes no span, and keeps its annotations", () =>

@@ -23,6 +23,9 @@
  *   closes (graceful shutdown, after the controllers drained), the leader
  *   writes an empty `holderIdentity` and `leaseDurationSeconds: 1`, so a
  *   follower takes over at its next try instead of waiting for expiry.
+ * - **Metric**: client-go's gauge `leader_election_master_status{name}` (the
+ *   Lease's name), 1 while this replica leads, else 0, as controller-runtime
+ *   serves it (the `NoLeader` alert of `Manifests` reads it).
  *
  * "Never two leaders" needs `leaseDuration > renewDeadline` (checked), clocks
  * that run at the same rate on every replica, and request latencies below

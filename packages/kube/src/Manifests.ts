@@ -11,6 +11,13 @@
  * port (and certificate volume), the CRDs' conversion stanzas and the
  * `CertificateManager`'s RBAC — and nothing else.
  *
+ * Monitoring, when asked (`dashboard`, `alerts`: off by default, since they need Grafana's dashboard sidecar and the
+ * Prometheus Operator's CRDs, which a cluster may not have): a Grafana dashboard of the operator's metrics in a
+ * ConfigMap labelled `grafana_dashboard: "1"` ({@link dashboard} gives its JSON), a PrometheusRule of alerts
+ * (reconcile errors persisting, panics, a queue that only grows, a stuck reconcile, a watch that keeps
+ * disconnecting, undecodable objects, no leader, webhook failures) and the ServiceMonitor that has Prometheus
+ * scrape the metrics Service.
+ *
  * RBAC ({@link rules}): for each controller the operator is given (what its
  * `KubeController` value, or a plain `KubeController.Declaration`, declares),
  *
@@ -88,6 +95,20 @@ export interface Options {
   readonly metricsPort?: number | undefined
   /** The `/healthz` and `/readyz` port (default 8081). */
   readonly healthPort?: number | undefined
+  /**
+   * Add the Grafana dashboard of the operator's metrics, in a ConfigMap `<name>-dashboard` labelled
+   * `grafana_dashboard: "1"` (what Grafana's dashboard sidecar loads); default `false`.
+   */
+  readonly dashboard?: boolean | undefined
+  /**
+   * Add the PrometheusRule `<name>-alerts` (the Prometheus Operator's `monitoring.coreos.com/v1`); default `false`.
+   */
+  readonly alerts?: boolean | undefined
+  /**
+   * Add the ServiceMonitor `<name>-metrics` that has the Prometheus Operator scrape the metrics Service (the queries
+   * select its `job`, `<name>-metrics`); default `true` with `dashboard` or `alerts`, else `false`.
+   */
+  readonly serviceMonitor?: boolean | undefined
 }
 
 /**
@@ -122,6 +143,9 @@ export class ManifestsError extends Data.TaggedError("ManifestsError")<{
  * `webhook`, and, for certificates from a Secret, `--webhook-cert-dir=<directory>` with the Secret mounted there
  * read-only.
  *
+ * With `dashboard`, `alerts` or `serviceMonitor`, the ServiceMonitor, the dashboard's ConfigMap and the
+ * PrometheusRule come last, in the operator's namespace.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -130,6 +154,34 @@ export const generate: (
   options?: Options
 ) => Effect.Effect<ReadonlyArray<Record<string, unknown>>, ManifestsError> = (operator, options) =>
   internal.generate(operator, options ?? {}, (fields) => new ManifestsError(fields))
+
+/**
+ * The Grafana dashboard of an operator (the JSON model Grafana's "Import dashboard" takes, and what the ConfigMap of
+ * `generate` with `dashboard` holds): reconcile rate, errors and latency per controller; work queue depth, wait,
+ * retries and longest running reconcile; API request rate by code and latency; watch reconnects and undecodable
+ * objects; webhook requests by code and latency (operators with webhooks); memory, CPU and event-loop lag; the
+ * leader (with leader election). Its variables: the Prometheus data source, the namespace and the job (defaults: the
+ * operator's namespace and `<name>-metrics`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Manifests, type Operator } from "@reconcile/kube"
+ *
+ * declare const operator: Operator.Operator<never, never>
+ *
+ * // the file to import in Grafana (Dashboards → New → Import)
+ * export const json = Manifests.dashboard(operator).pipe(Effect.map((d) => JSON.stringify(d, null, 2)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const dashboard: (
+  operator: Operator.Operator<any, any>,
+  options?: Options
+) => Effect.Effect<Record<string, unknown>, ManifestsError> = (operator, options) =>
+  internal.dashboard(operator, options ?? {}, (fields) => new ManifestsError(fields))
 
 /**
  * The ClusterRole rules of an operator (see the module documentation): merged, sorted, least privilege. With
@@ -155,8 +207,11 @@ export const toYaml: (objects: ReadonlyArray<object>) => string = internal.toYam
 /**
  * Objects split into files for a `config/` directory, named so that `kubectl apply -f config/` (which reads them
  * in name order) creates what others need first: `crd.yaml`, `namespace.yaml`, `rbac.yaml`, `webhook.yaml` (the
- * webhook configurations), `workload.yaml` (only the files that have objects). The values are YAML texts as
- * {@link toYaml} writes them.
+ * webhook configurations), `workload.yaml` (only the files that have objects). The monitoring objects are in
+ * `monitoring/` (`prometheus.yaml`: the ServiceMonitor and the PrometheusRule; `grafana-dashboard.yaml`: the
+ * dashboard's ConfigMap), which `kubectl apply -f config/` leaves out (it needs the Prometheus Operator's CRDs:
+ * `kubectl apply -f config/monitoring/`), and each dashboard's JSON, to import in Grafana, is `grafana/<name>.json`.
+ * The `.yaml` values are YAML texts as {@link toYaml} writes them.
  *
  * @since 0.1.0
  * @category formatting

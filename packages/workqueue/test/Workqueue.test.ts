@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { RateLimiter, Workqueue, WorkqueueMetrics } from "@reconcile/workqueue"
-import { Clock, Duration, Effect, Exit, Fiber, Metric } from "effect"
+import { PriorityWorkqueue, RateLimiter, Workqueue, WorkqueueMetrics } from "@reconcile/workqueue"
+import { Clock, Duration, Effect, Exit, Fiber, Metric, Option } from "effect"
 import { TestClock } from "effect/testing"
 
 /** Moves virtual time forward and lets the woken fibers run. */
@@ -149,6 +149,30 @@ describe("Workqueue", () => {
       assert.deepStrictEqual(yield* drainReady(queue), ["a"], "the earliest (1 s) of the two entries fires")
       yield* queue.forget("a")
       assert.strictEqual(yield* queue.numRequeues("a"), 0)
+    }))
+
+  it.effect("queueWait: how long the key in process waited, from its first add since it was last taken", () =>
+    Effect.gen(function*() {
+      for (const make of [Workqueue.make, PriorityWorkqueue.make]) {
+        const queue = yield* make({ name: "wait" })
+        assert.isTrue(Option.isNone(yield* queue.queueWait("a")), "not known")
+        yield* queue.add("a")
+        yield* advance(300)
+        yield* queue.add("a") // collapses: the wait counts from the first add
+        yield* advance(200)
+        assert.isTrue(Option.isNone(yield* queue.queueWait("a")), "waiting, not in process")
+        assert.strictEqual(yield* queue.take, "a")
+        assert.deepStrictEqual(yield* queue.queueWait("a"), Option.some(Duration.millis(500)))
+        // re-added while in process: the wait in process stays that of the take; the next take counts anew
+        yield* queue.add("a")
+        yield* advance(1_000)
+        yield* queue.done("a")
+        assert.isTrue(Option.isNone(yield* queue.queueWait("a")), "done")
+        yield* advance(50)
+        assert.strictEqual(yield* queue.take, "a")
+        assert.deepStrictEqual(yield* queue.queueWait("a"), Option.some(Duration.millis(1_050)))
+        yield* queue.done("a")
+      }
     }))
 
   it.effect("uses the RateLimiter.Maker setting when no limiter is given", () =>

@@ -5,13 +5,14 @@
  * - the refusals of flags that do nothing in the chosen mode (`Command.validate`), before anything starts;
  * - {@link Args} from the flags and the environment (`KUBECONFIG`, `LOG_FORMAT`, `LOG_LEVEL`).
  */
-import { Logging } from "@reconcile/core"
+import { Logging, Telemetry } from "@reconcile/core"
 import { CliError, CliOutput, Command, Flag } from "effect/cli"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Net from "node:net"
 import * as CommandLine from "./commandLine.js"
 
 /**
@@ -56,10 +57,20 @@ export interface Args {
   readonly webhookPort: number | undefined
   /** `--webhook-cert-dir`: serve the certificate of this directory (`tls.crt`, `tls.key`) instead of managing one. */
   readonly webhookCertDir: string | undefined
+  /**
+   * `--profiling-port` (with `--profiling-bind-address`, default `127.0.0.1`): serve CPU profiles and heap snapshots
+   * there (`ProfilingServer`); `undefined`: not served.
+   */
+  readonly profiling?: { readonly port: number; readonly host: string | undefined } | undefined
   readonly logFormat: Logging.Format
   readonly logLevel: Logging.Level
   /** `KUBECONFIG`'s value when it is set but ignored (embedded mode). */
   readonly ignoredKubeconfig: string | undefined
+  /**
+   * `--otlp-endpoint` (else `OTEL_EXPORTER_OTLP_ENDPOINT`) with the other `OTEL_*` variables: where traces, metrics
+   * and logs go over OTLP/HTTP; `undefined`: nowhere (no tracer is installed).
+   */
+  readonly telemetry?: Telemetry.Options | undefined
 }
 
 /**
@@ -156,12 +167,34 @@ const flags = (name: string) => ({
     "DIR",
     "the webhooks' certificate from DIR/tls.crt, DIR/tls.key (e.g. cert-manager's), not the operator's own"
   ),
+  profilingPort: port(
+    "profiling-port",
+    "serve CPU profiles and heap snapshots on port N under /debug/pprof/ (0: a free one; default: not served)"
+  ),
+  profilingBindAddress: valueFlag(
+    "profiling-bind-address",
+    "ADDR",
+    "the address of --profiling-port (default 127.0.0.1; a non-loopback one also serves other hosts)",
+    (value) =>
+      Net.isIP(value) !== 0 || value === "localhost"
+        ? Effect.succeed(value)
+        : invalid(`--profiling-bind-address must be an IP address (127.0.0.1, 0.0.0.0, ::), not "${value}"`)
+  ),
   logFormat: logging("log-format", "FORMAT", "logfmt (default), json or pretty (env LOG_FORMAT)", Logging.parseFormat),
   logLevel: logging(
     "log-level",
     "LEVEL",
     "trace, debug, info (default), warn, error, fatal, all, none (env LOG_LEVEL)",
     Logging.parseLevel
+  ),
+  otlpEndpoint: valueFlag(
+    "otlp-endpoint",
+    "URL",
+    "send traces, metrics and logs over OTLP/HTTP to URL, e.g. http://127.0.0.1:4318 (env OTEL_EXPORTER_OTLP_ENDPOINT)",
+    (value) =>
+      /^https?:\/\/[^/\s]/.test(value) && URL.canParse(value)
+        ? Effect.succeed(value)
+        : invalid(`--otlp-endpoint must be an http(s) URL (http://127.0.0.1:4318), not "${value}"`)
   )
 })
 
@@ -214,6 +247,9 @@ const refusals = (input: Input): Effect.Effect<void, CliError.CliError> => {
       "--leader-elect and --sharding are alternatives: --leader-elect runs one replica at a time (on every object), " +
         "--sharding every replica at once (each on its share of the objects); give one"
     )
+  }
+  if (Option.isSome(input.profilingBindAddress) && Option.isNone(input.profilingPort)) {
+    return invalid("--profiling-bind-address does nothing without --profiling-port")
   }
   if (Option.isSome(input.leaderElectionNamespace) && !input.leaderElect && !input.sharding) {
     return invalid("--leader-election-namespace does nothing without --leader-elect or --sharding")
@@ -279,6 +315,11 @@ const toArgs = (
     const fromEnv = yield* Logging.optionsFromEnv(env).pipe(
       Effect.mapError((e) => new UsageError({ message: `${e.message} (from the environment)` }))
     )
+    const otel = yield* Telemetry.optionsFromEnv(env).pipe(
+      Effect.mapError((e) => new UsageError({ message: `${e.message} (from the environment)` }))
+    )
+    const otlpEndpoint = Option.getOrUndefined(input.otlpEndpoint)
+    const telemetry = Telemetry.resolve(otel, otlpEndpoint === undefined ? {} : { endpoint: otlpEndpoint })
     const kubeconfigEnv = env.KUBECONFIG
     return {
       help: false,
@@ -292,12 +333,16 @@ const toArgs = (
       healthPort,
       webhookPort: Option.getOrUndefined(input.webhookPort),
       webhookCertDir: Option.getOrUndefined(input.webhookCertDir),
+      ...(Option.isSome(input.profilingPort)
+        ? { profiling: { port: input.profilingPort.value, host: Option.getOrUndefined(input.profilingBindAddress) } }
+        : {}),
       logFormat: Option.getOrUndefined(input.logFormat) ?? fromEnv.format ?? "logfmt",
       logLevel: Option.getOrUndefined(input.logLevel) ?? fromEnv.level ?? "info",
       ignoredKubeconfig: (mode._tag === "Embedded" || mode._tag === "Real") && kubeconfigEnv !== undefined &&
           kubeconfigEnv !== ""
         ? kubeconfigEnv
-        : undefined
+        : undefined,
+      ...(telemetry === undefined ? {} : { telemetry })
     } satisfies Args
   })
 

@@ -5,11 +5,11 @@
  * loads the in-memory server, its CEL engine or its protobuf tables.
  */
 import { Envtest, Simulators, TestApiServer } from "@reconcile/testkit"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { clientFromFile, LocalCluster } from "./localCluster.js"
+import { narrate } from "./narration.js"
 
 /** The in-memory API server (with its controller manager), its kubeconfig at `kubeconfigPath`. */
 export const embeddedCluster = (kubeconfigPath: string) =>
@@ -17,7 +17,10 @@ export const embeddedCluster = (kubeconfigPath: string) =>
     LocalCluster,
     Effect.gen(function*() {
       const server = yield* TestApiServer.TestApiServer
-      yield* Console.log(`Embedded Kubernetes API server on ${server.url} (in memory, stops with this process)`)
+      yield* narrate(`Embedded Kubernetes API server on ${server.url} (in memory, stops with this process)`, {
+        message: "started the embedded Kubernetes API server",
+        fields: { url: server.url, storage: "memory", until: "this process stops" }
+      })
       return {
         url: server.url,
         kubeconfigPath: server.kubeconfigPath,
@@ -40,12 +43,22 @@ export const realCluster = (kubeconfigPath: string) =>
     LocalCluster,
     Effect.gen(function*() {
       const plane = yield* Envtest.Envtest
-      yield* Console.log(
+      yield* narrate(
         `Real Kubernetes control plane ${plane.version} on ${plane.url} (etcd, kube-apiserver, ` +
-          `kube-controller-manager; stops with this process)`
+          `kube-controller-manager; stops with this process)`,
+        {
+          message: "started a real Kubernetes control plane",
+          fields: {
+            version: plane.version,
+            url: plane.url,
+            components: ["etcd", "kube-apiserver", "kube-controller-manager"],
+            until: "this process stops"
+          }
+        }
       )
-      yield* Console.log(
-        "No nodes: a kubelet stand-in reports each Pod Running and Ready after 1 s (the testkit's Simulators.kubelet)"
+      yield* narrate(
+        "No nodes: a kubelet stand-in reports each Pod Running and Ready after 1 s (the testkit's Simulators.kubelet)",
+        { message: "no nodes: a kubelet stand-in reports each Pod Running and Ready after 1 s" }
       )
       return {
         url: plane.url,

@@ -1,10 +1,9 @@
 import { NodeRuntime } from "@effect/platform-node"
-import { LeaderElection, Logging, Manager } from "@reconcile/core"
+import { LeaderElection, Logging, Manager, ProfilingServer, Telemetry } from "@reconcile/core"
 import { Cache, Kube, KubeClient, LeaseLeaderElection, Operator, Resource, Sharding } from "@reconcile/kube"
 import type { KubeObject as KubeObjects } from "@reconcile/testkit"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -15,9 +14,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type * as Main from "../Main.js"
-import { parse, UsageError } from "./args.js"
+import { parse } from "./args.js"
 import { crds } from "./crds.js"
 import { clientFromFile, LocalCluster } from "./localCluster.js"
+import { AsRecords, narrate } from "./narration.js"
 import * as Webhooks from "./webhooks.js"
 
 type KubeObject = KubeObjects.KubeObject
@@ -151,22 +151,29 @@ const key = (object: KubeObject) =>
 const url = (address: { readonly host: string; readonly port: number }, endpoint: string): string =>
   `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}${endpoint}`
 
-/** A sample's status conditions on one line: `Ready=True (ConfigMapApplied)`, … ("" when it has none). */
-const describeConditions = (object: KubeObject): string => {
+/** A sample's status conditions: type, status and reason of each. */
+const conditionsOf = (object: KubeObject) => {
   const status = (object as { readonly status?: { readonly conditions?: unknown } }).status
   const conditions = Array.isArray(status?.conditions)
     ? status.conditions as ReadonlyArray<Record<string, unknown>>
     : []
-  return conditions
-    .map((c) => `${String(c.type)}=${String(c.status)}${typeof c.reason === "string" ? ` (${c.reason})` : ""}`)
-    .join(", ")
+  return conditions.map((c) => ({
+    type: String(c.type),
+    status: String(c.status),
+    ...(typeof c.reason === "string" ? { reason: c.reason } : {})
+  }))
 }
+
+/** Status conditions on one line: `Ready=True (ConfigMapApplied)`, … ("" when there are none). */
+const describeConditions = (conditions: ReturnType<typeof conditionsOf>): string =>
+  conditions.map((c) => `${c.type}=${c.status}${c.reason !== undefined ? ` (${c.reason})` : ""}`).join(", ")
 
 const embedded = <E, R>(
   operator: Operator.Operator<E, R>,
   args: Main.Args,
   options: Main.Options,
-  env: Readonly<Record<string, string | undefined>>
+  env: Readonly<Record<string, string | undefined>>,
+  profiles: ProfilingServer.Address | undefined
 ) =>
   Effect.scoped(Effect.gen(function*() {
     const { dir } = yield* privateDir(operator.name)
@@ -185,11 +192,18 @@ const embedded = <E, R>(
       const server = yield* LocalCluster
       for (const crd of definitions) {
         yield* server.apply(crd as KubeObject, operator.name, true)
-        yield* Console.log(`Installed CustomResourceDefinition ${(crd as KubeObject).metadata.name}`)
+        const name = (crd as KubeObject).metadata.name
+        yield* narrate(`Installed CustomResourceDefinition ${name}`, {
+          message: "installed",
+          fields: { kind: "CustomResourceDefinition", name }
+        })
       }
       if (namespace !== "default") {
         yield* server.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }, operator.name)
-        yield* Console.log(`Created namespace ${namespace}`)
+        yield* narrate(`Created namespace ${namespace}`, {
+          message: "created",
+          fields: { kind: "Namespace", name: namespace }
+        })
       }
     }))
 
@@ -201,7 +215,10 @@ const embedded = <E, R>(
       const samples = (options.samples?.(namespace) ?? []) as ReadonlyArray<KubeObject>
       for (const sample of samples) {
         yield* server.apply(sample, `${operator.name}-samples`)
-        yield* Console.log(`Applied ${sample.kind} ${key(sample)}`)
+        yield* narrate(`Applied ${sample.kind} ${key(sample)}`, {
+          message: "applied",
+          fields: { kind: sample.kind, object: key(sample) }
+        })
       }
       const followed = samples.filter((s) => served.has(`${s.apiVersion}|${s.kind}`))
       // Follows a sample until it is Ready, printing each new state of its status conditions: what the reconciles did.
@@ -210,13 +227,20 @@ const embedded = <E, R>(
           let shown = ""
           for (;;) {
             const current = yield* Effect.orElseSucceed(server.get(sample), () => Option.none())
-            const conditions = current._tag === "Some" ? describeConditions(current.value) : ""
-            if (conditions !== "" && conditions !== shown) {
-              shown = conditions
-              yield* Console.log(`  ${key(sample)} status: ${conditions}`)
+            const conditions = current._tag === "Some" ? conditionsOf(current.value) : []
+            const line = describeConditions(conditions)
+            if (line !== "" && line !== shown) {
+              shown = line
+              yield* narrate(`  ${key(sample)} status: ${line}`, {
+                message: "status",
+                fields: { kind: sample.kind, object: key(sample), conditions }
+              })
             }
             if (current._tag === "Some" && isReady(current.value)) {
-              return yield* Console.log(`\n✓ ${key(sample)} is Ready\n`)
+              return yield* narrate(`\n✓ ${key(sample)} is Ready\n`, {
+                message: "ready",
+                fields: { kind: sample.kind, object: key(sample) }
+              })
             }
             yield* Effect.sleep("200 millis")
           }
@@ -225,28 +249,49 @@ const embedded = <E, R>(
       const plurals = operator.resources.map((r) => r.plural)
       const commands = options.tryIt?.(namespace) ??
         (plurals.length > 0 ? [`kubectl get ${[...new Set(plurals)].join(",")} -n ${namespace}`] : [])
+      const urls: { readonly metrics?: string; readonly health?: string; readonly profiles?: string } = {
+        ...(manager.metricsAddress === undefined
+          ? {}
+          : { metrics: `http://127.0.0.1:${manager.metricsAddress.port}/metrics` }),
+        ...(manager.healthAddress === undefined
+          ? {}
+          : { health: `http://127.0.0.1:${manager.healthAddress.port}/readyz` }),
+        ...(profiles === undefined ? {} : { profiles: url(profiles, "/debug/pprof/") })
+      }
       const endpoints = [
-        manager.metricsAddress === undefined
-          ? undefined
-          : `Metrics: http://127.0.0.1:${manager.metricsAddress.port}/metrics`,
-        manager.healthAddress === undefined
-          ? undefined
-          : `Health: http://127.0.0.1:${manager.healthAddress.port}/readyz`
+        urls.metrics === undefined ? undefined : `Metrics: ${urls.metrics}`,
+        urls.health === undefined ? undefined : `Health: ${urls.health}`,
+        urls.profiles === undefined ? undefined : `Profiles: ${urls.profiles}`
       ].filter((s) => s !== undefined)
-      const tryIt = Console.log(
+      const tryIt = narrate(
         [
           `Try it (${server.name} runs until Ctrl-C; this kubeconfig is removed then):`,
           ...commands.map((c) => `  ${prefix} ${c}`),
           ...(endpoints.length > 0 ? [endpoints.join("   ")] : []),
           ``
-        ].join("\n")
+        ].join("\n"),
+        {
+          message: "try it",
+          fields: {
+            cluster: server.name,
+            until: "Ctrl-C, then the kubeconfig is removed",
+            kubeconfig: server.kubeconfigPath,
+            commands,
+            ...urls
+          }
+        }
       )
       yield* Effect.forkScoped(
         Effect.andThen(
           Effect.forEach(followed, ready, { concurrency: "unbounded", discard: true }).pipe(
             Effect.timeoutOrElse({
               duration: "60 seconds",
-              orElse: () => Console.log(`(not every sample is Ready after 60 s)\n`)
+              orElse: () =>
+                narrate(`(not every sample is Ready after 60 s)\n`, {
+                  message: "not every sample is Ready",
+                  level: "warn",
+                  fields: { after: "60s" }
+                })
             })
           ),
           tryIt
@@ -356,33 +401,118 @@ export const program = <E, R extends Main.Services>(
       ? "--webhook-cert-dir"
       : undefined
     if (webhookFlag !== undefined && Operator.webhookSettings(operator, "default") === undefined) {
-      return yield* new UsageError({
-        message: `${webhookFlag} does nothing: the ${operator.name} operator has no webhooks (see ${command} --help)`
-      })
-    }
-    if (args.ignoredKubeconfig !== undefined) {
-      yield* Console.error(
-        `KUBECONFIG is set but ignored: this runs on its own ${
-          args.mode._tag === "Real" ? "real control plane" : "embedded cluster"
-        }. To run on that cluster: ${command} ` +
-          `--kubeconfig "$KUBECONFIG"`
+      const message =
+        `${webhookFlag} does nothing: the ${operator.name} operator has no webhooks (see ${command} --help)`
+      return yield* Effect.as(
+        narrate(`error: ${message}`, { message, level: "error", stderr: true, fields: { exitCode: 2 } }).pipe(
+          withLogFormat(args)
+        ),
+        2
       )
     }
-    const run = args.mode._tag === "Embedded" || args.mode._tag === "Real"
-      ? embedded(operator, args, options, env)
-      : cluster(operator, args, env)
-    return yield* run.pipe(
+    if (args.ignoredKubeconfig !== undefined) {
+      const cluster = args.mode._tag === "Real" ? "real control plane" : "embedded cluster"
+      const instead = `${command} --kubeconfig "$KUBECONFIG"`
+      yield* narrate(
+        `KUBECONFIG is set but ignored: this runs on its own ${cluster}. To run on that cluster: ${instead}`,
+        {
+          message: "KUBECONFIG is set but ignored",
+          level: "warn",
+          stderr: true,
+          fields: { kubeconfig: args.ignoredKubeconfig, runsOn: `its own ${cluster}`, instead }
+        }
+      ).pipe(withLogFormat(args))
+    }
+    const run = withProfiling(args, (profiles) =>
+      args.mode._tag === "Embedded" || args.mode._tag === "Real"
+        ? embedded(operator, args, options, env, profiles)
+        : cluster(operator, args, env))
+    // --otlp-endpoint / OTEL_EXPORTER_OTLP_ENDPOINT: the OTLP exporter (inside the log layer: its logger is added
+    // beside the process's); the service is the operator unless OTEL_SERVICE_NAME names it
+    const telemetry = args.telemetry === undefined
+      ? run
+      : Effect.provide(
+        run,
+        Telemetry.layer({
+          ...args.telemetry,
+          serviceName: args.telemetry.serviceName ?? args.telemetry.resourceAttributes?.["service.name"] ??
+            operator.name
+        })
+      )
+    return yield* telemetry.pipe(
       Effect.as(0),
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause as Cause.Cause<never>)
-          : Effect.as(Console.error(`error: ${describeCause(cause)}`), 1)
+          : Effect.as(failed(cause), 1)
       ),
-      Effect.provide(Logging.layer({ format: args.logFormat, level: args.logLevel }))
+      withLogFormat(args)
     )
   }).pipe(
-    Effect.catchTag("UsageError", (e) => Effect.as(Console.error(`error: ${e.message}`), 2))
+    Effect.catchTag("UsageError", (e) =>
+      Effect.as(
+        narrate(`error: ${e.message}`, { message: e.message, level: "error", stderr: true, fields: { exitCode: 2 } })
+          .pipe(
+            withLogFormat({ logFormat: jsonAsked(argv, env) ? "json" : "logfmt", logLevel: "info" })
+          ),
+        2
+      ))
   ) as Effect.Effect<number>
+}
+
+/**
+ * The program's log format and level; with `--log-format json` the narration is records too (every line the process
+ * writes is then JSON).
+ */
+const withLogFormat =
+  (args: Pick<Main.Args, "logFormat" | "logLevel">) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    effect.pipe(
+      Effect.provide(Logging.layer({ format: args.logFormat, level: args.logLevel })),
+      Effect.provideService(AsRecords, args.logFormat === "json")
+    )
+
+/**
+ * Whether the command line (its last `--log-format`) or else `LOG_FORMAT` asks for JSON, read without the parser: for
+ * the parser's own refusals.
+ */
+const jsonAsked = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>): boolean => {
+  let format = env.LOG_FORMAT
+  argv.forEach((arg, i) => {
+    if (arg === "--log-format") format = argv[i + 1]
+    else if (arg.startsWith("--log-format=")) format = arg.slice("--log-format=".length)
+  })
+  return format?.toLowerCase() === "json"
+}
+
+/** A failure, once: the `error: …` line (stderr), or an error record (a defect's stack in `stack`). */
+const failed = (cause: Cause.Cause<unknown>) => {
+  const text = describeCause(cause)
+  const [message = "", ...rest] = text.split("\n")
+  const stack = rest.join("\n").trim()
+  return narrate(`error: ${text}`, {
+    message,
+    level: "error",
+    stderr: true,
+    fields: { exitCode: 1, ...(stack === "" ? {} : { stack }) }
+  })
+}
+
+/**
+ * `--profiling-port`: `use` with the profiling server listening (its address logged) for as long as `use` runs; else
+ * `use` alone.
+ */
+const withProfiling = <A, E, R>(
+  args: Main.Args,
+  use: (profiles: ProfilingServer.Address | undefined) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | ProfilingServer.ProfilingServerError, R> => {
+  const profiling = args.profiling
+  if (profiling === undefined) return use(undefined)
+  return Effect.scoped(Effect.gen(function*() {
+    const address = yield* ProfilingServer.serve({ port: profiling.port, host: profiling.host })
+    yield* Effect.logInfo("serving profiles").pipe(Effect.annotateLogs({ address: url(address, "/debug/pprof/") }))
+    return yield* use(address)
+  }))
 }
 
 const describeCause = (cause: Cause.Cause<unknown>): string => {

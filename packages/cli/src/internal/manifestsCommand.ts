@@ -26,6 +26,8 @@ interface Parsed {
   readonly namespace: string | undefined
   readonly replicas: number | undefined
   readonly sharding: boolean
+  readonly dashboard: boolean
+  readonly alerts: boolean
 }
 
 const invalid = (message: string) => Effect.fail(new CliError.ValidationError({ message }))
@@ -74,11 +76,26 @@ const flags = {
     Flag.withDescription(
       "every replica a shard of the operator's ring (main job --sharding): 3 replicas unless --replicas, the Leases' RBAC"
     )
+  ),
+  dashboard: Flag.Boolean("dashboard").pipe(
+    Flag.withoutNegation,
+    Flag.withDefault(false),
+    Flag.withDescription(
+      "also the Grafana dashboard: a ConfigMap for Grafana's sidecar (grafana_dashboard: \"1\"), with --out DIR " +
+        "the JSON to import in DIR/grafana/, and the ServiceMonitor that has Prometheus scrape the operator"
+    )
+  ),
+  alerts: Flag.Boolean("alerts").pipe(
+    Flag.withoutNegation,
+    Flag.withDefault(false),
+    Flag.withDescription(
+      "also the PrometheusRule of the operator's alerts and the ServiceMonitor (they need the Prometheus Operator)"
+    )
   )
 }
 
 /** The flags without a value. */
-const switches = new Set(["--sharding"])
+const switches = new Set(["--sharding", "--dashboard", "--alerts"])
 
 const exitCodes = "Exit codes: 0 written, 1 the entry or the operator is unusable, 2 invalid options."
 
@@ -93,7 +110,9 @@ const manifests = (io: Io) =>
       image: Option.getOrUndefined(input.image),
       namespace: Option.getOrUndefined(input.namespace),
       replicas: Option.getOrUndefined(input.replicas),
-      sharding: input.sharding
+      sharding: input.sharding,
+      dashboard: input.dashboard,
+      alerts: input.alerts
     }, io)).pipe(
       Command.validate((input) =>
         Option.isSome(input.out) && Option.isSome(input.output)
@@ -108,6 +127,9 @@ const manifests = (io: Io) =>
           "Writes the manifests an operator needs in a cluster: its Namespace, CRDs, least-privilege RBAC",
           "(ClusterRole, Role for leader election and events), ServiceAccount, Deployment and metrics Service.",
           "With --sharding the Deployment's replicas each reconcile their share of the objects (main job --sharding).",
+          "With --dashboard and --alerts, also a Grafana dashboard, a PrometheusRule and a ServiceMonitor: with --out",
+          "DIR in DIR/monitoring/ (kubectl apply -f DIR/monitoring/ where the Prometheus Operator runs) and the",
+          "dashboard's JSON in DIR/grafana/ (Grafana: Dashboards, New, Import).",
           "",
           "Then: kubectl apply --server-side -f DIR (or FILE).",
           exitCodes
@@ -121,6 +143,10 @@ const manifests = (io: Io) =>
         {
           command: "reconcile manifests --out config --sharding --replicas 5",
           description: "5 replicas, each reconciling its share of the objects"
+        },
+        {
+          command: "reconcile manifests --out config --dashboard --alerts",
+          description: "also config/monitoring/*.yaml and config/grafana/<name>.json (Grafana: Import dashboard)"
         },
         { command: "reconcile manifests --entry src/operators.ts --export greeting -o greeting.yaml" }
       ])
@@ -191,7 +217,9 @@ const generateAll = (operators: ReadonlyArray<Operator.Operator<unknown, unknown
         image: parsed.image,
         namespace: parsed.namespace,
         replicas: parsed.replicas,
-        sharding: parsed.sharding
+        sharding: parsed.sharding,
+        dashboard: parsed.dashboard,
+        alerts: parsed.alerts
       }).pipe(Effect.mapError((e) => new CommandError({ message: e.message })))
       for (const o of generated) {
         const key = identity(o)
@@ -238,6 +266,7 @@ const writeFiles = (parsed: Parsed, objects: ReadonlyArray<Record<string, unknow
         fs.mkdirSync(dir, { recursive: true })
         const written: Array<string> = []
         for (const [name, text] of Object.entries(Manifests.files(objects))) {
+          fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true })
           fs.writeFileSync(path.join(dir, name), text)
           written.push(path.join(parsed.out, name))
         }

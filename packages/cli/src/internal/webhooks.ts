@@ -24,7 +24,6 @@ import {
   Resource,
   WebhookServer
 } from "@reconcile/kube"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -32,6 +31,7 @@ import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import type { Args } from "./args.js"
 import { crds } from "./crds.js"
+import { narrate } from "./narration.js"
 
 /** Whether the main job runs on a cluster of its own (the embedded one, `--real`). */
 export const isLocal = (args: Args): boolean => args.mode._tag === "Embedded" || args.mode._tag === "Real"
@@ -59,7 +59,10 @@ export const install = <E, R>(
         ? Admission.MutatingWebhookConfiguration
         : Admission.ValidatingWebhookConfiguration
       yield* KubeClient.patch(resource, configuration.metadata.name, configuration, apply)
-      yield* Console.log(`Installed ${configuration.kind} ${configuration.metadata.name}`)
+      yield* narrate(`Installed ${configuration.kind} ${configuration.metadata.name}`, {
+        message: "installed",
+        fields: { kind: configuration.kind, name: configuration.metadata.name }
+      })
     }
     if (settings.conversion.length === 0) return
     const definitions = (yield* crds(operator)) as unknown as ReadonlyArray<Resource.CustomResourceDefinition>
@@ -72,7 +75,10 @@ export const install = <E, R>(
     for (const crd of converted.success) {
       const name = crd.metadata!.name!
       yield* KubeClient.patch(Resource.CustomResourceDefinition, name, crd, apply)
-      yield* Console.log(`Installed the conversion webhook of CustomResourceDefinition ${name}`)
+      yield* narrate(`Installed the conversion webhook of CustomResourceDefinition ${name}`, {
+        message: "installed the conversion webhook",
+        fields: { kind: "CustomResourceDefinition", name }
+      })
     }
   })
 
@@ -142,7 +148,8 @@ export const layer = <E, R>(
       Effect.annotateLogs({ address, paths: settings.routes.map((r) => r.path).join(",") })
     )
     if (generated !== undefined && local) {
-      yield* Console.log(`Webhooks served on ${address} (${settings.routes.map((r) => r.path).join(", ")})`)
+      // as records, "serving webhooks" above says it
+      yield* narrate(`Webhooks served on ${address} (${settings.routes.map((r) => r.path).join(", ")})`, undefined)
       yield* install(operator, settings, `https://127.0.0.1:${server.address.port}`, generated.ca.cert)
     }
   })) as Layer.Layer<never, unknown, R | Manager.Manager | KubeClient.KubeClient>

@@ -58,6 +58,25 @@ export const watch = <A, E1, R1, E2 = never, R2 = never>(
   }
 })
 
+/** A reconcile's outcome as its span's `outcome` attribute names it. */
+const outcomeOf = (exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>): string => {
+  if (Exit.isSuccess(exit)) return "success"
+  const failed = Cause.findErrorOption(exit.cause)
+  if (Option.isSome(failed)) {
+    switch (failed.value._tag) {
+      case "RequeueAfter":
+        return "requeueAfter"
+      case "Retryable":
+        return "error"
+      case "Terminal":
+        return "terminal"
+      case "ReconcileTimeout":
+        return "timeout"
+    }
+  }
+  return Cause.hasInterruptsOnly(exit.cause) ? "interrupted" : "panic"
+}
+
 /** The log annotations of a reconcile (`controller`, `namespace`, `name`, `reconcileID`), also its span attributes. */
 type ReconcileAnnotations = Readonly<Record<"controller" | "namespace" | "name" | "reconcileID", string>>
 
@@ -173,20 +192,15 @@ const loop = <R, X>(params: {
     // one finalizer that sees the reconcile's exit (also when the worker is interrupted). The worker records the
     // start (`startedAt`, `active`), sets the annotations and runs this; the finalizer's own logs carry them too.
     const reconcileOf = (
-      request: Request.Request,
-      annotations: ReconcileAnnotations
+      request: Request.Request
     ): Effect.Effect<void, Reconcile.Outcome | ReconcileTimeout, R> => {
-      // Untraced, the reconcile's effect is made here, in the worker's fiber with the annotations set, rather than in
-      // an `Effect.suspend` one step later: a throw becomes the same defect (a panic). Traced, it is made in the span.
+      // The reconcile's effect is made here, in the worker's fiber with the annotations (and the span) set, rather
+      // than in an `Effect.suspend` one step later: a throw becomes the same defect (a panic).
       let run: Effect.Effect<void, Reconcile.Outcome | ReconcileTimeout, R>
-      if (traced) {
-        run = Effect.suspend(() => reconcile(request))
-      } else {
-        try {
-          run = reconcile(request)
-        } catch (defect) {
-          run = Effect.die(defect)
-        }
+      try {
+        run = reconcile(request)
+      } catch (defect) {
+        run = Effect.die(defect)
       }
       if (reconcileTimeout !== undefined) {
         run = Effect.timeoutOrElse(run, {
@@ -194,8 +208,31 @@ const loop = <R, X>(params: {
           orElse: () => Effect.fail(new ReconcileTimeout())
         })
       }
-      // No stack trace per span: capturing one costs more than a no-op reconcile.
-      return traced ? Effect.withSpan(run, "reconcile", { attributes: annotations, captureStackTrace: false }) : run
+      return run
+    }
+
+    // --- the reconcile's span (only when traced) ---------------------------------
+    // Made by the worker before the reconcile starts and set on its fiber with the annotations, ended once the
+    // finalizer has logged the outcome: the reconcile's API requests are its children, and every line of the
+    // reconcile (its start, its outcome) carries its trace and span IDs. Attributes: the annotations, `attempt` (the
+    // key's failures so far + 1, from the rate limiter), `queue.wait_ms` (how long the key waited in the queue
+    // before this reconcile) and `outcome`; the span fails (status error) on an error
+    // outcome, not on a `RequeueAfter`.
+    const startSpan = (key: string, annotations: ReconcileAnnotations): Effect.Effect<Tracer.Span> =>
+      Effect.flatMap(Effect.zip(limiter.numRequeues(key), queue.queueWait(key)), ([failures, waited]) =>
+        Effect.makeSpan("reconcile", {
+          attributes: {
+            ...annotations,
+            attempt: failures + 1,
+            ...(Option.isSome(waited) ? { "queue.wait_ms": Duration.toMillis(waited.value) } : {})
+          },
+          kind: "internal"
+        }))
+
+    const endSpan = (span: Tracer.Span, exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>) => {
+      const outcome = outcomeOf(exit)
+      span.attribute("outcome", outcome)
+      span.end(clock.currentTimeNanosUnsafe(), outcome === "requeueAfter" ? Exit.void : exit)
     }
 
     /** The reconcile's finalizer: metrics, then the outcome's queue action and `done`. */
@@ -275,11 +312,15 @@ const loop = <R, X>(params: {
             )
         }
       }
-      if (Cause.hasInterruptsOnly(cause)) return Effect.void
+      if (Cause.hasInterruptsOnly(cause)) {
+        return Effect.void
+      }
       // A defect: a throw or Effect.die inside the reconcile.
       record.panics(1)
       const defects = Cause.fromReasons<never>(
-        cause.reasons.filter((reason): reason is Cause.Die | Cause.Interrupt => !Cause.isFailReason(reason))
+        cause.reasons.filter((reason): reason is Cause.Die | Cause.Interrupt =>
+          !Cause.isFailReason(reason)
+        )
       )
       if (!recoverPanics) {
         record.error(1)
@@ -304,7 +345,12 @@ const loop = <R, X>(params: {
       // A worker runs one reconcile at a time: its key and start time, and one finalizer closure for all of them.
       let key = ""
       let startedAt = 0
-      const onExit = (exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>) => finish(key, startedAt, exit)
+      let span: Tracer.Span | undefined
+      const onExit = (exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>) => {
+        if (span === undefined) return finish(key, startedAt, exit)
+        const ending = span
+        return Effect.ensuring(finish(key, startedAt, exit), Effect.sync(() => endSpan(ending, exit)))
+      }
       return Effect.gen(function*() {
         while (true) {
           key = yield* keys.take
@@ -321,16 +367,20 @@ const loop = <R, X>(params: {
             name: request.name,
             reconcileID: reconcileId.next()
           }
-          fiber.setContext(
-            Context.add(
-              outer,
-              References.CurrentLogAnnotations,
-              mergeInherited ? { ...inherited, ...annotations } : annotations
-            )
+          const annotated = Context.add(
+            outer,
+            References.CurrentLogAnnotations,
+            mergeInherited ? { ...inherited, ...annotations } : annotations
           )
+          if (traced) {
+            span = yield* startSpan(key, annotations)
+            fiber.setContext(Context.add(annotated, Tracer.ParentSpan, span))
+          } else {
+            fiber.setContext(annotated)
+          }
           if (logStart !== undefined) yield* logStart
           // `Effect.exit`: the outcome was handled by `decide`, the worker goes on.
-          yield* Effect.exit(Effect.onExitPrimitive(reconcileOf(request, annotations), onExit))
+          yield* Effect.exit(Effect.onExitPrimitive(reconcileOf(request), onExit))
           fiber.setContext(outer)
         }
       })

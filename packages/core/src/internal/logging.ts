@@ -225,6 +225,11 @@ export const record = (options: Logger.Options<unknown>, spanUnit: "ms" | "numbe
   for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) {
     fields.push([uniqueKey(used, key), isSecretKey(key) ? redacted : jsonValue(value)])
   }
+  // the trace and span the line was written in (a reconcile's span when a tracer is installed): lines join traces
+  const span = fiber.cache.span
+  if (span !== undefined && span._tag === "Span") {
+    fields.push([uniqueKey(used, "trace_id"), span.traceId], [uniqueKey(used, "span_id"), span.spanId])
+  }
   const now = date.getTime()
   for (const [label, startedAt] of fiber.getRef(References.CurrentLogSpans)) {
     const millis = now - startedAt

@@ -17,6 +17,7 @@ import * as config from "./config.js"
 import type { KubeConfigError } from "./config.js"
 import * as diagnose from "./diagnose.js"
 import { truncate } from "./errors.js"
+import * as requestSpan from "./requestSpan.js"
 import * as restClient from "./restClient.js"
 import * as retry from "./retry.js"
 
@@ -285,7 +286,7 @@ export const fromHttpClient = (transport: Kube.Transport, options: Kube.Options)
     const request = (req: Kube.Request): Effect.Effect<unknown, KubeError.KubeError> => {
       const info: KubeError.RequestInfo = { method: req.method, path: req.path }
       const http = build(req)
-      const attempt = httpClient.execute(http).pipe(
+      const attempt = requestSpan.traced(req, httpClient.execute(http)).pipe(
         metrics.countAttempt(req.method),
         Effect.mapError(toTransport(info)),
         Effect.flatMap((response) => failOnStatus(response, info)),
@@ -312,7 +313,8 @@ export const fromHttpClient = (transport: Kube.Transport, options: Kube.Options)
 
     const stream = (req: Kube.Request): Stream.Stream<Uint8Array, KubeError.KubeError> => {
       const info: KubeError.RequestInfo = { method: req.method, path: req.path }
-      const send = httpClient.execute(build(req)).pipe(
+      const execute = httpClient.execute(build(req))
+      const send = (req.query?.watch === true ? requestSpan.untraced(execute) : requestSpan.traced(req, execute)).pipe(
         metrics.countAttempt(req.method),
         Effect.mapError(toTransport(info)),
         Effect.flatMap((response) => failOnStatus(response, info)),

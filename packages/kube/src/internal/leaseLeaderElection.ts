@@ -5,6 +5,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
@@ -15,6 +16,17 @@ import * as KubeClient from "../KubeClient.js"
 import * as KubeError from "../KubeError.js"
 import { LeaseLeaderElectionError, type Options } from "../LeaseLeaderElection.js"
 import * as Resource from "../Resource.js"
+
+/**
+ * client-go's `leader_election_master_status` (which controller-runtime serves): 1 while this replica holds the
+ * Lease `name`, else 0. @internal
+ */
+export const masterStatus = (name: string): Metric.Gauge<number> =>
+  Metric.gauge("leader_election_master_status", {
+    description: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 " +
+      "indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    attributes: { name }
+  })
 
 /** `metav1.MicroTime`: RFC 3339 with microseconds. */
 const microTime = (millis: number): string => new Date(millis).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z")
@@ -91,6 +103,8 @@ export const make = (
     const soon = yield* Queue.sliding<void>(1)
     const lost = yield* Deferred.make<LeadershipLost>()
     let leader = false
+    const status = masterStatus(name)
+    yield* Metric.update(status, 0)
     /** The record last observed, when this replica first observed it (its own clock), and the Lease object. */
     let observedKey: string | undefined
     let observedTime = 0
@@ -235,10 +249,12 @@ export const make = (
           return yield* Effect.interrupt
         }))
       leader = true
+      yield* Metric.update(status, 1)
       yield* Deferred.succeed(elected, undefined)
       yield* Effect.logInfo("acquired leadership")
       yield* renew(acquiredAt)
       leader = false
+      yield* Metric.update(status, 0)
       const within = Duration.format(Duration.millis(renewDeadline))
       const reason = `no renewal of lease ${lease} succeeded within ${within}: ${lastFailure}`
       yield* Deferred.succeed(lost, new LeadershipLost({ identity, reason }))
@@ -277,6 +293,7 @@ export const make = (
         const wasLeader = leader
         // not the leader any more before anyone can see the Lease released
         leader = false
+        yield* Metric.update(status, 0)
         if (wasLeader && options.releaseOnCancel !== false) yield* release
       }).pipe(annotate)
     )

@@ -8,6 +8,7 @@ import type * as KubeController from "../KubeController.js"
 import type * as Manifests from "../Manifests.js"
 import type * as Operator from "../Operator.js"
 import * as Resource from "../Resource.js"
+import * as Monitoring from "./monitoring.js"
 import { webhookSettings } from "./operator.js"
 import { crdManifests } from "./resource.js"
 
@@ -196,6 +197,9 @@ interface Resolved {
   readonly healthPort: number
   /** The webhooks' settings, when the operator has any. */
   readonly webhooks: Operator.WebhookSettings<any> | undefined
+  readonly dashboard: boolean
+  readonly alerts: boolean
+  readonly serviceMonitor: boolean
 }
 
 const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
@@ -283,6 +287,8 @@ const resolve = (
   }
   const hookProblem = webhooks === undefined ? undefined : webhookProblem(webhooks, metricsPort, healthPort)
   if (hookProblem !== undefined) return fail("InvalidOption", hookProblem)
+  const dashboard = options.dashboard ?? false
+  const alerts = options.alerts ?? false
   return Result.succeed({
     name,
     namespace,
@@ -292,7 +298,10 @@ const resolve = (
     sharding,
     metricsPort,
     healthPort,
-    webhooks
+    webhooks,
+    dashboard,
+    alerts,
+    serviceMonitor: options.serviceMonitor ?? (dashboard || alerts)
   })
 }
 
@@ -300,6 +309,26 @@ const resolve = (
 // objects
 
 const labels = (name: string): Json => ({ "app.kubernetes.io/name": name })
+
+/** What the monitoring objects watch: the metrics Service's job (a ServiceMonitor names it after the Service). */
+const monitoringTarget = (r: Resolved): Monitoring.Target => ({
+  name: r.name,
+  namespace: r.namespace,
+  job: `${r.name}-metrics`,
+  labels: labels(r.name) as Record<string, string>,
+  leaderElection: r.leaderElection,
+  webhooks: r.webhooks !== undefined
+})
+
+/** The ServiceMonitor, the dashboard's ConfigMap and the PrometheusRule, as the options ask. */
+const monitoring = (r: Resolved): Array<Json> => {
+  const target = monitoringTarget(r)
+  return [
+    ...(r.serviceMonitor ? [Monitoring.serviceMonitor(target)] : []),
+    ...(r.dashboard ? [Monitoring.dashboardConfigMap(target)] : []),
+    ...(r.alerts ? [Monitoring.prometheusRule(target)] : [])
+  ]
+}
 
 const workload = (r: Resolved): Array<Json> => {
   const w = r.webhooks
@@ -530,7 +559,8 @@ export const generate = <E>(
       ...(crds.success as unknown as Array<Json>),
       ...rbac(operator, r),
       ...workload(r),
-      ...configurations.success
+      ...configurations.success,
+      ...monitoring(r)
     ])
   })
 
@@ -541,6 +571,10 @@ export const generate = <E>(
 export const toYaml = (objects: ReadonlyArray<object>): string =>
   objects.map((o) => stringify(o, { lineWidth: 0 })).join("---\n")
 
+const isDashboard = (o: object): boolean =>
+  (o as Json).kind === "ConfigMap" &&
+  ((o as { metadata?: { labels?: Record<string, unknown> } }).metadata?.labels?.grafana_dashboard !== undefined)
+
 const fileOf = (o: object): string => {
   const kind = (o as Json).kind
   if (kind === "CustomResourceDefinition") return "crd.yaml"
@@ -550,6 +584,8 @@ const fileOf = (o: object): string => {
     kind === "RoleBinding"
   ) return "rbac.yaml"
   if (kind === "MutatingWebhookConfiguration" || kind === "ValidatingWebhookConfiguration") return "webhook.yaml"
+  if (kind === "ServiceMonitor" || kind === "PrometheusRule") return "monitoring/prometheus.yaml"
+  if (isDashboard(o)) return "monitoring/grafana-dashboard.yaml"
   return "workload.yaml"
 }
 
@@ -562,5 +598,25 @@ export const files = (objects: ReadonlyArray<object>): Record<string, string> =>
   }
   const out: Record<string, string> = {}
   for (const name of [...groups.keys()].sort(compareStrings)) out[name] = toYaml(groups.get(name)!)
+  // the dashboards' JSON, for Grafana's "Import dashboard"
+  for (const o of objects) {
+    if (!isDashboard(o)) continue
+    for (const [file, text] of Object.entries(((o as Json).data ?? {}) as Record<string, string>)) {
+      out[`grafana/${file}`] = text.endsWith("\n") ? text : `${text}\n`
+    }
+  }
   return out
 }
+
+/** @internal */
+export const dashboard = <E>(
+  operator: Operator.Operator<any, any>,
+  options: Manifests.Options,
+  error: (fields: Fields) => E
+): Effect.Effect<Json, E> =>
+  Effect.suspend(() => {
+    const resolved = resolve(operator, options)
+    return Result.isFailure(resolved)
+      ? Effect.fail(error(resolved.failure))
+      : Effect.succeed(Monitoring.dashboard(monitoringTarget(resolved.success)))
+  })

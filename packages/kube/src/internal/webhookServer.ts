@@ -4,13 +4,16 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as NetAddress from "effect/net/NetAddress"
+import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as https from "node:https"
@@ -164,9 +167,15 @@ const isJsonType = (contentType: string | undefined) =>
 const serveRoute: <R>(
   route: WebhookServer.Route<R>,
   request: HttpServerRequest.HttpServerRequest,
-  maxBodyBytes: number
+  maxBodyBytes: number,
+  traced: boolean
 ) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> = Effect.fnUntraced(
-  function*<R>(route: WebhookServer.Route<R>, request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) {
+  function*<R>(
+    route: WebhookServer.Route<R>,
+    request: HttpServerRequest.HttpServerRequest,
+    maxBodyBytes: number,
+    traced: boolean
+  ) {
     if (request.method !== "POST") {
       return text(`${request.method} is not served at ${route.path}: only POST`, 405, { allow: "POST" })
     }
@@ -200,8 +209,10 @@ const serveRoute: <R>(
     } catch (error) {
       return text(`the request body is not JSON: ${error instanceof Error ? error.message : String(error)}`, 400)
     }
+    if (traced) yield* Effect.annotateCurrentSpan({ webhook: route.name, ...reviewAttributes(review) })
     // a route never fails; one that dies (a bug) is a 500 here, logged, and the server goes on
     return yield* route.handle(review).pipe(
+      traced ? Effect.tap((answer) => Effect.annotateCurrentSpan(answerAttributes(answer))) : (effect) => effect,
       Effect.map((answer) => HttpServerResponse.jsonUnsafe(answer)),
       Effect.catchCause((cause) =>
         Effect.as(
@@ -212,6 +223,29 @@ const serveRoute: <R>(
     )
   }
 )
+
+/** What a review asks, for its span: `operation` and `kind` (admission), or `kind` (the desired apiVersion). */
+const reviewAttributes = (review: unknown): Record<string, string> => {
+  const request = (review as { readonly request?: Record<string, unknown> } | null)?.request
+  const out: Record<string, string> = {}
+  if (typeof request?.operation === "string") out.operation = request.operation
+  const kind = (request?.kind as { readonly kind?: unknown } | undefined)?.kind
+  if (typeof kind === "string") out.kind = kind
+  if (typeof request?.desiredAPIVersion === "string") out.desiredAPIVersion = request.desiredAPIVersion
+  return out
+}
+
+/** What the answer says, for its span: `allowed` and `code` (an admission review's). */
+const answerAttributes = (answer: unknown): Record<string, unknown> => {
+  const response = (answer as { readonly response?: Record<string, unknown> } | null)?.response
+  const out: Record<string, unknown> = {}
+  if (typeof response?.allowed === "boolean") {
+    out.allowed = response.allowed
+    const code = (response.status as { readonly code?: unknown } | undefined)?.code
+    out.code = typeof code === "number" ? code : response.allowed ? 200 : 403
+  }
+  return out
+}
 
 /** Counts a route's request: in flight while it runs, then its code and latency. */
 const instrumented = <R>(
@@ -313,6 +347,13 @@ export const make = <R>(
     // a server that does not start stops following its certificate source
     const server = yield* Effect.onError(start, () => Fiber.interrupt(consumer))
 
+    const spanName = (request: HttpServerRequest.HttpServerRequest) => {
+      const at = request.url.indexOf("?")
+      const route = byPath.get(at === -1 ? request.url : request.url.slice(0, at))
+      return route === undefined ? request.method : `webhook ${route.name}`
+    }
+    // a review's facts on its span only when a real tracer is installed (effect's native tracer's spans go nowhere)
+    const traced = (yield* Effect.tracer) !== Tracer.nativeTracer && (yield* References.TracerEnabled)
     let ready = true
     const app = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -320,9 +361,12 @@ export const make = <R>(
       const requestPath = at === -1 ? request.url : request.url.slice(0, at)
       const route = byPath.get(requestPath)
       if (route === undefined) return text(`no webhook is served at ${requestPath}`, 404)
-      return yield* instrumented(route, serveRoute(route, request, maxBodyBytes))
+      return yield* instrumented(route, serveRoute(route, request, maxBodyBytes, traced))
     })
-    yield* server.serve(app)
+    // effect's server makes the span of a request when a real tracer is installed (a server span joined to the
+    // caller's `traceparent`, with the HTTP attributes): named here after the webhook, its review's facts added by
+    // `serveRoute`
+    yield* server.serve(app).pipe(Effect.provideService(HttpMiddleware.SpanNameGenerator, spanName))
     // runs first on scope close: not ready while draining
     yield* Effect.addFinalizer(() => Effect.sync(() => (ready = false)))
 

@@ -72,6 +72,9 @@ export abstract class QueueCore<T> {
   /** Calls `f` with the time (ms) each key in flight was handed out. */
   protected abstract forEachInFlight(f: (startedAt: number) => void): void
 
+  /** How long (ms) `key` waited in the queue before the processing in progress started; -1 when not processing. */
+  abstract waited(key: string): number
+
   /**
    * The clock's time in ms, relative to when the queue was made: small
    * integers stay unboxed (V8 small integers) in the hot-path maps.

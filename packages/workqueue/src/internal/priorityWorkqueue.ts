@@ -61,6 +61,8 @@ interface Entry extends HeapNode {
   addedAt: number
   /** When the key was handed out (ms); -1 when it is not being processed. */
   startedAt: number
+  /** How long it waited before it was last handed out (ms). */
+  waited: number
   /** Its index in `running` while it is being processed. */
   slot: number
 }
@@ -106,6 +108,7 @@ export class PriorityQueue extends QueueCore<Entry> {
           seq: this.seq++,
           addedAt: now,
           startedAt: -1,
+          waited: 0,
           slot: -1,
           heapIndex: -1
         }
@@ -157,6 +160,7 @@ export class PriorityQueue extends QueueCore<Entry> {
     if (entry === undefined) return undefined
     entry.waiting = false
     entry.startedAt = this.recordTake(entry.addedAt)
+    entry.waited = entry.startedAt - entry.addedAt
     entry.slot = this.running.length
     this.running.push(entry)
     return entry
@@ -189,6 +193,11 @@ export class PriorityQueue extends QueueCore<Entry> {
 
   protected forEachInFlight(f: (startedAt: number) => void): void {
     for (const entry of this.running) f(entry.startedAt)
+  }
+
+  waited(key: string): number {
+    const entry = this.entries.get(key)
+    return entry === undefined || entry.startedAt < 0 ? -1 : entry.waited
   }
 
   readyLength(): number {

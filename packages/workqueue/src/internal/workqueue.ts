@@ -8,6 +8,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as RateLimiter from "../RateLimiter.js"
 import { WorkqueueShutdown } from "../WorkqueueError.js"
@@ -30,6 +31,11 @@ export interface Service {
   readonly forget: (key: string) => Effect.Effect<void>
   /** How many failures the rate limiter has recorded for `key`. */
   readonly numRequeues: (key: string) => Effect.Effect<number>
+  /**
+   * How long `key` waited in the queue before the processing in progress started (from its first add since it was
+   * last handed out); `None` when it is not being processed.
+   */
+  readonly queueWait: (key: string) => Effect.Effect<Option.Option<Duration.Duration>>
   /**
    * Waits for the next ready key and marks it as processing until `done`.
    * After shutdown it hands out the remaining keys, then fails with
@@ -74,6 +80,8 @@ interface Entry {
   addedAt: number
   /** When the key was handed out (ms); -1 when it is not being processed. */
   startedAt: number
+  /** How long it waited before it was last handed out (ms). */
+  waited: number
   /** Its index in `running` while it is being processed. */
   slot: number
 }
@@ -128,7 +136,7 @@ export class FifoQueue extends QueueCore<string> {
     const entry = this.entries.get(key)
     if (entry === undefined) {
       this.recordAdd()
-      const created: Entry = { key, addedAt: this.now(), startedAt: -1, slot: -1 }
+      const created: Entry = { key, addedAt: this.now(), startedAt: -1, waited: 0, slot: -1 }
       this.entries.set(key, created)
       this.queue.push(created)
       this.signal()
@@ -156,6 +164,7 @@ export class FifoQueue extends QueueCore<string> {
     const entry = this.queue.shift()
     if (entry === undefined) return undefined
     entry.startedAt = this.recordTake(entry.addedAt)
+    entry.waited = entry.startedAt - entry.addedAt
     entry.addedAt = -1
     entry.slot = this.running.length
     this.running.push(entry)
@@ -199,6 +208,11 @@ export class FifoQueue extends QueueCore<string> {
 
   protected forEachInFlight(f: (startedAt: number) => void): void {
     for (const entry of this.running) f(entry.startedAt)
+  }
+
+  waited(key: string): number {
+    const entry = this.entries.get(key)
+    return entry === undefined || entry.startedAt < 0 ? -1 : entry.waited
   }
 
   readyLength(): number {
@@ -245,6 +259,11 @@ export const resolveOptions = (
 export const commonOperations = <T>(core: QueueCore<T>) => ({
   forget: (key: string) => core.limiter.forget(key),
   numRequeues: (key: string) => core.limiter.numRequeues(key),
+  queueWait: (key: string) =>
+    Effect.sync(() => {
+      const waited = core.waited(key)
+      return waited < 0 ? Option.none() : Option.some(Duration.millis(waited))
+    }),
   done: (key: string) => Effect.sync(() => core.done(key)),
   len: Effect.sync(() => core.readyLength()),
   shutdown: Effect.sync(() => core.shutdown()),

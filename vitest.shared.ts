@@ -20,8 +20,15 @@ export const sourceAliases = [
  * cluster and again on the real control plane (`RECONCILE_E2E=1` includes them; CI runs both).
  */
 export const endToEnd: Readonly<Record<string, ReadonlyArray<string>>> = {
+  core: ["test/inspectorPage.browser.test.ts"],
   testkit: ["test/tour.test.ts", "test/apiserverBin.test.ts"],
-  "example-webapp": ["test/cli.test.ts", "test/smoke.test.ts", "test/shutdown.test.ts", "test/jsonLogs.test.ts"],
+  "example-webapp": [
+    "test/cli.test.ts",
+    "test/smoke.test.ts",
+    "test/shutdown.test.ts",
+    "test/jsonLogs.test.ts",
+    "test/inspector.browser.test.ts"
+  ],
   cli: ["test/manifests.test.ts", "test/process.test.ts", "test/loading.test.ts", "test/telemetry.test.ts"],
   "create-reconcile": ["test/generatedTests.test.ts", "test/generatedStart.test.ts"]
 }

@@ -1,7 +1,7 @@
 /**
- * `npm run bench`: the eight benchmarks one after another (workqueue, controller, kube, operator, testkit, webhook,
- * sharding, telemetry), each in its own process as its own `npm run bench:<name>` runs it, then the issues' figures
- * against their targets.
+ * `npm run bench`: the nine benchmarks one after another (workqueue, controller, kube, operator, testkit, webhook,
+ * sharding, telemetry, inspector), each in its own process as its own `npm run bench:<name>` runs it, then the
+ * issues' figures against their targets.
  *
  * Writes bench/results/summary.json: the seconds each benchmark took and in all (the whole set must stay under
  * 10 minutes on the 2-core machine), and for every target figure its value (read from the benchmark's own
@@ -26,7 +26,8 @@ const benchmarks = [
   "testkit",
   "webhook",
   "sharding",
-  "telemetry"
+  "telemetry",
+  "inspector"
 ] as const
 type Benchmark = (typeof benchmarks)[number]
 
@@ -85,7 +86,10 @@ const reported: ReadonlyArray<{ readonly benchmark: Benchmark; readonly figure: 
   // issue 26: reconciles/s with OTLP export to a live, a dead and a stalled collector, against no tracer
   { benchmark: "telemetry", figure: "liveRatio" },
   { benchmark: "telemetry", figure: "deadRatio" },
-  { benchmark: "telemetry", figure: "stalledRatio" }
+  { benchmark: "telemetry", figure: "stalledRatio" },
+  // issue 27: the inspector's memory per key and reconciles/s with it on against off
+  { benchmark: "inspector", figure: "memory.bytesPerKey" },
+  { benchmark: "inspector", figure: "throughput.onToOffRatio" }
 ]
 
 const only = process.env.BENCH_ONLY?.split(",") as ReadonlyArray<Benchmark> | undefined

@@ -32,6 +32,8 @@
  *   warnings and the `error: …` line become JSON records of the same facts; in text mode they stay text.
  * - **Profiles on demand**: `--profiling-port N` serves CPU profiles and heap snapshots under `/debug/pprof/`
  *   (`ProfilingServer`), on 127.0.0.1 unless `--profiling-bind-address` says otherwise.
+ * - **The inspector**: `--inspector-port N` records what every controller does (`Inspector`) and serves its page and
+ *   JSON API (`InspectorServer`), on 127.0.0.1 unless `--inspector-bind-address` says otherwise; off by default.
  *
  * @example
  * ```ts

@@ -182,7 +182,8 @@ describe("text mode: the narration as it was", () => {
         const endpoints = [
           endpoint("Metrics", "/metrics"),
           endpoint("Health", "/readyz"),
-          endpoint("Profiles", "/debug/pprof/")
+          endpoint("Profiles", "/debug/pprof/"),
+          endpoint("Inspector", "/")
         ]
         assert.match(out, new RegExp(`\\n${endpoints.join("   ")}\\n`))
         assert.deepStrictEqual(yield* program.err, [])

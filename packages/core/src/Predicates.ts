@@ -48,9 +48,15 @@ const recordEquals = (
   return true
 }
 
-const onUpdate =
-  (changed: (old: HasMetadata, object: HasMetadata) => boolean) => <A extends HasMetadata>(event: Event<A>): boolean =>
+/** A predicate passing every event but an `Update` for which `changed` is false, named `name` (shown by inspectors). */
+const onUpdate = (
+  name: string,
+  changed: (old: HasMetadata, object: HasMetadata) => boolean
+): <A extends HasMetadata>(event: Event<A>) => boolean => {
+  const predicate = <A extends HasMetadata>(event: Event<A>): boolean =>
     event._tag === "Update" ? changed(event.old, event.object) : true
+  return Object.defineProperty(predicate, "name", { value: name })
+}
 
 /**
  * Passes an `Update` only when `metadata.generation` changed, i.e. when the
@@ -63,8 +69,9 @@ const onUpdate =
  * @since 0.1.0
  * @category predicates
  */
-export const generationChanged: <A extends HasMetadata>(event: Event<A>) => boolean = onUpdate((old, object) =>
-  old.metadata?.generation !== object.metadata?.generation
+export const generationChanged: <A extends HasMetadata>(event: Event<A>) => boolean = onUpdate(
+  "generationChanged",
+  (old, object) => old.metadata?.generation !== object.metadata?.generation
 )
 
 /**
@@ -75,8 +82,9 @@ export const generationChanged: <A extends HasMetadata>(event: Event<A>) => bool
  * @since 0.1.0
  * @category predicates
  */
-export const resourceVersionChanged: <A extends HasMetadata>(event: Event<A>) => boolean = onUpdate((old, object) =>
-  old.metadata?.resourceVersion !== object.metadata?.resourceVersion
+export const resourceVersionChanged: <A extends HasMetadata>(event: Event<A>) => boolean = onUpdate(
+  "resourceVersionChanged",
+  (old, object) => old.metadata?.resourceVersion !== object.metadata?.resourceVersion
 )
 
 /**
@@ -87,8 +95,9 @@ export const resourceVersionChanged: <A extends HasMetadata>(event: Event<A>) =>
  * @since 0.1.0
  * @category predicates
  */
-export const labelsChanged: <A extends HasMetadata>(event: Event<A>) => boolean = onUpdate((old, object) =>
-  !recordEquals(old.metadata?.labels, object.metadata?.labels)
+export const labelsChanged: <A extends HasMetadata>(event: Event<A>) => boolean = onUpdate(
+  "labelsChanged",
+  (old, object) => !recordEquals(old.metadata?.labels, object.metadata?.labels)
 )
 
 /**
@@ -98,8 +107,9 @@ export const labelsChanged: <A extends HasMetadata>(event: Event<A>) => boolean 
  * @since 0.1.0
  * @category predicates
  */
-export const annotationsChanged: <A extends HasMetadata>(event: Event<A>) => boolean = onUpdate((old, object) =>
-  !recordEquals(old.metadata?.annotations, object.metadata?.annotations)
+export const annotationsChanged: <A extends HasMetadata>(event: Event<A>) => boolean = onUpdate(
+  "annotationsChanged",
+  (old, object) => !recordEquals(old.metadata?.annotations, object.metadata?.annotations)
 )
 
 /**

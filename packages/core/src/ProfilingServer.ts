@@ -33,6 +33,7 @@
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import type * as HealthServer from "./HealthServer.js"
 import * as internal from "./internal/profilingServer.js"
 
 /**
@@ -54,15 +55,13 @@ export interface Options {
 }
 
 /**
- * The address the server listens on; `port` is the bound port, also when `0` was asked for.
+ * The address the server listens on; `port` is the bound port, also when `0` was asked for (the shape of every
+ * server of this package: `HealthServer.Address`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Address {
-  readonly host: string
-  readonly port: number
-}
+export type Address = HealthServer.Address
 
 /**
  * The server could not listen: the port is in use, the host cannot be bound, or the port is not an integer in

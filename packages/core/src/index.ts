@@ -26,6 +26,16 @@ export * as HealthServer from "./HealthServer.js"
 /**
  * @since 0.1.0
  */
+export * as Inspector from "./Inspector.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as InspectorServer from "./InspectorServer.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as LeaderElection from "./LeaderElection.js"
 
 /**

@@ -49,6 +49,18 @@ describe("Predicates: update-based predicates", () => {
     assert.isTrue(Predicates.resourceVersionChanged(Event.update(base, statusUpdate)))
   })
 
+  it("each carries its name (the inspector shows which predicate dropped an event)", () => {
+    assert.deepStrictEqual(
+      [
+        Predicates.generationChanged,
+        Predicates.resourceVersionChanged,
+        Predicates.labelsChanged,
+        Predicates.annotationsChanged
+      ].map((p) => p.name),
+      ["generationChanged", "resourceVersionChanged", "labelsChanged", "annotationsChanged"]
+    )
+  })
+
   it("objects without metadata compare equal", () => {
     assert.isFalse(Predicates.generationChanged(Event.update({}, {})))
     assert.isFalse(Predicates.labelsChanged(Event.update({}, obj({}))))

@@ -19,6 +19,8 @@
  *   keys, then fail with `WorkqueueShutdown`. Pending delayed entries are
  *   dropped. `shutdownWithDrain` also waits until every in-flight key is `done`.
  * - `done` of a key that is not being processed is a no-op.
+ * - `inspect` reads what the queue holds (waiting, delayed with due times, in
+ *   flight with start times) and changes nothing.
  *
  * All time comes from Effect's `Clock` (captured when the queue is made), so
  * `TestClock` drives delays in tests.
@@ -75,6 +77,16 @@ export declare namespace Workqueue {
    * @category models
    */
   export interface Options extends internal.Options {}
+
+  /**
+   * What a queue holds at one instant (`inspect`): keys waiting (in the order they will be handed out, with their
+   * priority), delayed (soonest first, with their due time), in flight (with their start), and the keys in flight
+   * that were added again meanwhile (`dirty`). Times are epoch milliseconds on the queue's `Clock`.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Snapshot extends internal.Snapshot {}
 }
 
 /**

@@ -62,6 +62,12 @@ export interface Args {
    * there (`ProfilingServer`); `undefined`: not served.
    */
   readonly profiling?: { readonly port: number; readonly host: string | undefined } | undefined
+  /**
+   * `--inspector-port` (with `--inspector-bind-address`, default `127.0.0.1`): record what the controllers do
+   * (`Inspector`) and serve the inspector's page and JSON API there (`InspectorServer`); `undefined`: off. Without
+   * the flag it is on (a free loopback port) on the embedded or local cluster, and off on a named one.
+   */
+  readonly inspector?: { readonly port: number; readonly host: string | undefined } | undefined
   readonly logFormat: Logging.Format
   readonly logLevel: Logging.Level
   /** `KUBECONFIG`'s value when it is set but ignored (embedded mode). */
@@ -180,6 +186,20 @@ const flags = (name: string) => ({
         ? Effect.succeed(value)
         : invalid(`--profiling-bind-address must be an IP address (127.0.0.1, 0.0.0.0, ::), not "${value}"`)
   ),
+  inspectorPort: port(
+    "inspector-port",
+    "serve the inspector (each controller's queue, keys, retries, reconciles) on port N (0: a free one; default: " +
+      "a free one on the embedded or local cluster, off on a named one)"
+  ),
+  inspectorBindAddress: valueFlag(
+    "inspector-bind-address",
+    "ADDR",
+    "the address of --inspector-port (default 127.0.0.1; a non-loopback one also serves other hosts)",
+    (value) =>
+      Net.isIP(value) !== 0 || value === "localhost"
+        ? Effect.succeed(value)
+        : invalid(`--inspector-bind-address must be an IP address (127.0.0.1, 0.0.0.0, ::), not "${value}"`)
+  ),
   logFormat: logging("log-format", "FORMAT", "logfmt (default), json or pretty (env LOG_FORMAT)", Logging.parseFormat),
   logLevel: logging(
     "log-level",
@@ -250,6 +270,9 @@ const refusals = (input: Input): Effect.Effect<void, CliError.CliError> => {
   }
   if (Option.isSome(input.profilingBindAddress) && Option.isNone(input.profilingPort)) {
     return invalid("--profiling-bind-address does nothing without --profiling-port")
+  }
+  if (Option.isSome(input.inspectorBindAddress) && Option.isNone(input.inspectorPort)) {
+    return invalid("--inspector-bind-address does nothing without --inspector-port")
   }
   if (Option.isSome(input.leaderElectionNamespace) && !input.leaderElect && !input.sharding) {
     return invalid("--leader-election-namespace does nothing without --leader-elect or --sharding")
@@ -335,6 +358,12 @@ const toArgs = (
       webhookCertDir: Option.getOrUndefined(input.webhookCertDir),
       ...(Option.isSome(input.profilingPort)
         ? { profiling: { port: input.profilingPort.value, host: Option.getOrUndefined(input.profilingBindAddress) } }
+        : {}),
+      // on a local cluster (a development run) the inspector is on, on a free loopback port, unless a port is given
+      ...(Option.isSome(input.inspectorPort)
+        ? { inspector: { port: input.inspectorPort.value, host: Option.getOrUndefined(input.inspectorBindAddress) } }
+        : mode._tag === "Embedded" || mode._tag === "Real"
+        ? { inspector: { port: 0, host: undefined } }
         : {}),
       logFormat: Option.getOrUndefined(input.logFormat) ?? fromEnv.format ?? "logfmt",
       logLevel: Option.getOrUndefined(input.logLevel) ?? fromEnv.level ?? "info",

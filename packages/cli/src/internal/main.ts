@@ -1,5 +1,13 @@
 import { NodeRuntime } from "@effect/platform-node"
-import { LeaderElection, Logging, Manager, ProfilingServer, Telemetry } from "@reconcile/core"
+import {
+  Inspector,
+  InspectorServer,
+  LeaderElection,
+  Logging,
+  Manager,
+  ProfilingServer,
+  Telemetry
+} from "@reconcile/core"
 import { Cache, Kube, KubeClient, LeaseLeaderElection, Operator, Resource, Sharding } from "@reconcile/kube"
 import type { KubeObject as KubeObjects } from "@reconcile/testkit"
 import * as Cause from "effect/Cause"
@@ -173,7 +181,8 @@ const embedded = <E, R>(
   args: Main.Args,
   options: Main.Options,
   env: Readonly<Record<string, string | undefined>>,
-  profiles: ProfilingServer.Address | undefined
+  profiles: ProfilingServer.Address | undefined,
+  inspector: InspectorServer.Address | undefined
 ) =>
   Effect.scoped(Effect.gen(function*() {
     const { dir } = yield* privateDir(operator.name)
@@ -249,19 +258,26 @@ const embedded = <E, R>(
       const plurals = operator.resources.map((r) => r.plural)
       const commands = options.tryIt?.(namespace) ??
         (plurals.length > 0 ? [`kubectl get ${[...new Set(plurals)].join(",")} -n ${namespace}`] : [])
-      const urls: { readonly metrics?: string; readonly health?: string; readonly profiles?: string } = {
+      const urls: {
+        readonly metrics?: string
+        readonly health?: string
+        readonly profiles?: string
+        readonly inspector?: string
+      } = {
         ...(manager.metricsAddress === undefined
           ? {}
           : { metrics: `http://127.0.0.1:${manager.metricsAddress.port}/metrics` }),
         ...(manager.healthAddress === undefined
           ? {}
           : { health: `http://127.0.0.1:${manager.healthAddress.port}/readyz` }),
-        ...(profiles === undefined ? {} : { profiles: url(profiles, "/debug/pprof/") })
+        ...(profiles === undefined ? {} : { profiles: url(profiles, "/debug/pprof/") }),
+        ...(inspector === undefined ? {} : { inspector: url(inspector, "/") })
       }
       const endpoints = [
         urls.metrics === undefined ? undefined : `Metrics: ${urls.metrics}`,
         urls.health === undefined ? undefined : `Health: ${urls.health}`,
-        urls.profiles === undefined ? undefined : `Profiles: ${urls.profiles}`
+        urls.profiles === undefined ? undefined : `Profiles: ${urls.profiles}`,
+        urls.inspector === undefined ? undefined : `Inspector: ${urls.inspector}`
       ].filter((s) => s !== undefined)
       const tryIt = narrate(
         [
@@ -423,10 +439,14 @@ export const program = <E, R extends Main.Services>(
         }
       ).pipe(withLogFormat(args))
     }
-    const run = withProfiling(args, (profiles) =>
-      args.mode._tag === "Embedded" || args.mode._tag === "Real"
-        ? embedded(operator, args, options, env, profiles)
-        : cluster(operator, args, env))
+    const run = withProfiling(
+      args,
+      (profiles) =>
+        withInspector(args, (inspector) =>
+          args.mode._tag === "Embedded" || args.mode._tag === "Real"
+            ? embedded(operator, args, options, env, profiles, inspector)
+            : cluster(operator, args, env))
+    )
     // --otlp-endpoint / OTEL_EXPORTER_OTLP_ENDPOINT: the OTLP exporter (inside the log layer: its logger is added
     // beside the process's); the service is the operator unless OTEL_SERVICE_NAME names it
     const telemetry = args.telemetry === undefined
@@ -512,6 +532,26 @@ const withProfiling = <A, E, R>(
     const address = yield* ProfilingServer.serve({ port: profiling.port, host: profiling.host })
     yield* Effect.logInfo("serving profiles").pipe(Effect.annotateLogs({ address: url(address, "/debug/pprof/") }))
     return yield* use(address)
+  }))
+}
+
+/**
+ * `--inspector-port`: `use` with an `Inspector` in its context (so the operator's controllers record into it) and
+ * the inspector's server listening over it (its address logged); else `use` alone, and nothing records.
+ */
+const withInspector = <A, E, R>(
+  args: Main.Args,
+  use: (inspector: InspectorServer.Address | undefined) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | InspectorServer.InspectorServerError, R> => {
+  const options = args.inspector
+  if (options === undefined) return use(undefined)
+  return Effect.scoped(Effect.gen(function*() {
+    const inspector = yield* Inspector.make()
+    const address = yield* InspectorServer.serve({ port: options.port, host: options.host }).pipe(
+      Effect.provideService(Inspector.Inspector, inspector)
+    )
+    yield* Effect.logInfo("serving the inspector").pipe(Effect.annotateLogs({ address: url(address, "/") }))
+    return yield* use(address).pipe(Effect.provideService(Inspector.Inspector, inspector))
   }))
 }
 

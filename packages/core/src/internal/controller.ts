@@ -15,6 +15,7 @@ import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import type * as Controller from "../Controller.js"
 import type { Handler } from "../Handler.js"
+import { Inspector } from "../Inspector.js"
 import { Manager } from "../Manager.js"
 import type { Predicate } from "../Predicates.js"
 import type * as Reconcile from "../Reconcile.js"
@@ -24,6 +25,7 @@ import * as metrics from "./controllerMetrics.js"
 import * as controllerQueue from "./controllerQueue.js"
 import * as controllerSources from "./controllerSources.js"
 import * as debounce from "./debounce.js"
+import type * as inspector from "./inspector.js"
 import * as logging from "./logging.js"
 import * as queueOptions from "./queueOptions.js"
 import * as reconcileId from "./reconcileId.js"
@@ -41,7 +43,8 @@ export const watch = <A, E1, R1, E2 = never, R2 = never>(
   name: source.name,
   synced: source.synced,
   health: source.health,
-  run: (enqueue) => {
+  run: (enqueue, observe) => {
+    if (observe !== undefined) return observed(source, handler, predicates, enqueue, observe)
     const events = predicates.length === 0 ? source.events : Stream.filter(source.events, (event) => {
       for (const p of predicates) if (!p(event)) return false
       return true
@@ -58,8 +61,54 @@ export const watch = <A, E1, R1, E2 = never, R2 = never>(
   }
 })
 
+/**
+ * A watch's run while an inspector records (`Controller.watch` without one is the plain pipeline above): each event's
+ * predicates are evaluated one by one (stopping at the first that fails, as `Stream.filter` does) and the verdict is
+ * recorded under the keys its requests name. A dropped event's keys are those the handler maps it to, the handler
+ * being run for it only here; its failure then changes nothing (the event was dropped).
+ */
+const observed = <A, E1, R1, E2, R2>(
+  source: Source<A, E1, R1>,
+  handler: Handler<A, E2, R2>,
+  predicates: ReadonlyArray<Predicate<A>>,
+  enqueue: Parameters<Controller.Watch["run"]>[0],
+  observe: NonNullable<Parameters<Controller.Watch["run"]>[1]>
+): Effect.Effect<void, E1 | E2, R1 | R2> => {
+  const record = observe({
+    source: source.name,
+    predicates: predicates.map((p, i) => p.name === "" ? `predicate ${i + 1}` : p.name)
+  })
+  const priority = controllerQueue.priorityOf(handler.priority, source.priority)
+  return Stream.runForEach(source.events, (event): Effect.Effect<void, E2, R2> => {
+    let evaluated = 0
+    let passed = true
+    for (const p of predicates) {
+      evaluated++
+      if (!p(event)) {
+        passed = false
+        break
+      }
+    }
+    const requests = handler(event)
+    const recordAll = (rs: ReadonlyArray<Request.Request>) => {
+      for (const r of rs) record(Request.key(r), event._tag, evaluated, passed)
+    }
+    if (passed) {
+      if (isSuccess(requests)) {
+        recordAll(requests.value)
+        return enqueue(requests.value, priority(event))
+      }
+      return Effect.flatMap(requests, (rs) => {
+        recordAll(rs)
+        return enqueue(rs, priority(event))
+      })
+    }
+    return Effect.catchCause(Effect.map(requests, recordAll), () => Effect.void)
+  })
+}
+
 /** A reconcile's outcome as its span's `outcome` attribute names it. */
-const outcomeOf = (exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>): string => {
+const outcomeOf = (exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>): inspector.Outcome => {
   if (Exit.isSuccess(exit)) return "success"
   const failed = Cause.findErrorOption(exit.cause)
   if (Option.isSome(failed)) {
@@ -146,6 +195,8 @@ const loop = <R, X>(params: {
     // span only when a real tracer is installed (and tracing is enabled), so tracing costs nothing unless it is used.
     const tracer = yield* Effect.tracer
     const traced = tracer !== Tracer.nativeTracer && (yield* References.TracerEnabled)
+    // The inspector, when one is in the context (looked up once): without it nothing below records anything.
+    const inspecting = Option.getOrUndefined(yield* Effect.serviceOption(Inspector))
 
     const outer = yield* Effect.scope
     // The queue, the feed (sources or a stream) and the workers live in scopes of their own, closed in order by the
@@ -162,6 +213,8 @@ const loop = <R, X>(params: {
     const queue = yield* Scope.provide(makeQueue({ name, controller: name, rateLimiter: limiter }), queueScope)
     // Priorities and retries (`outOfBandFailures`): internal/controllerQueue.ts.
     const keys = controllerQueue.make({ queue, limiter, ignoreOutOfBand })
+    const recorder = inspecting?.register({ name, workers, busy: () => active, queue, limiter, clock })
+    if (recorder !== undefined) yield* Scope.addFinalizer(outer, Effect.sync(recorder.unregister))
 
     // --- shutdown: stop the feed, drain in-flight reconciles within the grace period, then interrupt.
     yield* Scope.addFinalizer(
@@ -332,6 +385,34 @@ const loop = <R, X>(params: {
       return retryable(key, Effect.logError("Observed a panic in reconciler", defects))
     }
 
+    /**
+     * The inspector's message of a reconcile that did not succeed: what its error line in the log says, redacted as
+     * the log is (`Logging.redact`); a defect as its one-line error text (no stack).
+     */
+    const inspectedMessage = (exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>): string | undefined => {
+      if (Exit.isSuccess(exit)) return undefined
+      const failed = Cause.findErrorOption(exit.cause)
+      if (Option.isSome(failed)) {
+        const error = failed.value
+        switch (error._tag) {
+          case "RequeueAfter":
+            return `requeue after ${Duration.format(error.after)}`
+          case "Retryable":
+          case "Terminal":
+            return logging.redactText(
+              shownCause(error.cause) ? outcomeText(error) : `${error.message ?? error._tag}${notShown(error.cause)}`
+            )
+          case "ReconcileTimeout":
+            return `reconcileTimeout ${Duration.format(reconcileTimeout!)} exceeded`
+        }
+      }
+      const defect = exit.cause.reasons.find(Cause.isDieReason)
+      if (defect === undefined) return undefined
+      return shownCause(defect.defect)
+        ? logging.redactText(logging.errorText(defect.defect))
+        : `a defect${notShown(defect.defect)}`
+    }
+
     // --- workers ----------------------------------------------------------------
     // The log annotations of a reconcile are set on the worker's fiber and put back once the reconcile's finalizer is
     // over, as `Effect.annotateLogs` does, without the frames it pushes per call (the context is the worker's own
@@ -346,7 +427,12 @@ const loop = <R, X>(params: {
       let key = ""
       let startedAt = 0
       let span: Tracer.Span | undefined
+      let recorded: inspector.Started | undefined
       const onExit = (exit: Exit.Exit<void, Reconcile.Outcome | ReconcileTimeout>) => {
+        if (recorded !== undefined) {
+          recorder!.finished(key, recorded, outcomeOf(exit), inspectedMessage(exit))
+          recorded = undefined
+        }
         if (span === undefined) return finish(key, startedAt, exit)
         const ending = span
         return Effect.ensuring(finish(key, startedAt, exit), Effect.sync(() => endSpan(ending, exit)))
@@ -378,6 +464,10 @@ const loop = <R, X>(params: {
           } else {
             fiber.setContext(annotated)
           }
+          if (recorder !== undefined) {
+            const failures = yield* limiter.numRequeues(key)
+            recorded = recorder.started(key, annotations.reconcileID, failures + 1, traced ? span?.traceId : undefined)
+          }
           if (logStart !== undefined) yield* logStart
           // `Effect.exit`: the outcome was handled by `decide`, the worker goes on.
           yield* Effect.exit(Effect.onExitPrimitive(reconcileOf(request), onExit))
@@ -402,6 +492,7 @@ const loop = <R, X>(params: {
 
     return {
       queue,
+      recorder,
       enqueue,
       feedScope,
       workersScope,
@@ -436,8 +527,10 @@ export const make = <E, R, RW>(
       enqueue: workers.enqueue,
       failure,
       cacheSyncTimeout,
-      stopping: workers.stopping
+      stopping: workers.stopping,
+      observe: workers.recorder?.observe
     })
+    workers.recorder?.setSources(sources.states)
     for (const w of config.watches) yield* sources.addInitial(w)
     if (options.warmup === true || (yield* election.isLeader)) yield* sources.startAll
 
@@ -506,6 +599,21 @@ export const run = <E, R, RS>(config: Controller.RunConfig<E, R, RS>): Effect.Ef
     )
     return yield* Deferred.await(failure)
   }))
+
+/**
+ * Whether the inspector shows a cause as text: a string or an error (its message and its causes' are shown,
+ * redacted). Any other value — an object, which may be the Secret the reconcile read — is not shown: a log record
+ * drops only the fields whose names say they are secret, the inspector keeps nothing of it.
+ */
+const shownCause = (cause: unknown): boolean =>
+  cause === undefined || typeof cause === "string" || cause instanceof Error ||
+  (typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string" &&
+    (("_tag" in cause && typeof cause._tag === "string") || ("name" in cause && typeof cause.name === "string")))
+
+/** What the inspector says of a cause it does not show. */
+const notShown = (cause: unknown): string =>
+  ` (caused by ${cause === null ? "null" : Array.isArray(cause) ? "an array" : `a value of type ${typeof cause}`}: ` +
+  "not shown by the inspector)"
 
 /**
  * A `Retryable`'s or `Terminal`'s error on one line: its cause as `_tag: message` (`Logging.formatError`), preceded by

@@ -30,10 +30,12 @@ export interface Watch<E = never, R = never> {
   readonly name: string
   /**
    * Runs the source, feeding the requests its handler yields to `enqueue`, with the priority of the event that
-   * caused them (used by a priority queue; absent: 0).
+   * caused them (used by a priority queue; absent: 0). With `observe` (an `Inspector` records the controller), it
+   * also reports each event's predicate verdicts under the keys it maps to.
    */
   readonly run: (
-    enqueue: (requests: ReadonlyArray<Request.Request>, priority?: number | undefined) => Effect.Effect<void>
+    enqueue: (requests: ReadonlyArray<Request.Request>, priority?: number | undefined) => Effect.Effect<void>,
+    observe?: Observe | undefined
   ) => Effect.Effect<void, E, R>
   /** Completes once the source has synced. */
   readonly synced: Effect.Effect<void>
@@ -42,6 +44,19 @@ export interface Watch<E = never, R = never> {
 }
 
 type Enqueue = Parameters<Watch["run"]>[0]
+
+/**
+ * How a watch reports its events to an inspector: called once per run with the source's name and its predicates'
+ * names, it returns what each event calls with a key it maps to, its type (`Create`, …), how many predicates were
+ * evaluated (up to the first that failed) and whether the event was enqueued.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Observe = (watch: {
+  readonly source: string
+  readonly predicates: ReadonlyArray<string>
+}) => (key: string, type: string, evaluated: number, enqueued: boolean) => void
 
 interface Entry<E> {
   readonly watch: Watch<E, any>
@@ -71,6 +86,15 @@ export interface Sources<E> {
   readonly running: () => ReadonlyArray<Watch<E, any>>
   /** Whether every running source has synced. */
   readonly runningSynced: () => boolean
+  /** Each source's connection, for the inspector: `unknown` before it starts, `connected` without `health`. */
+  readonly states: Effect.Effect<ReadonlyArray<SourceState>>
+}
+
+/** A source's connection as the inspector shows it. */
+interface SourceState {
+  readonly name: string
+  readonly state: "connected" | "disconnected" | "unknown"
+  readonly since?: number
 }
 
 /** @internal */
@@ -82,6 +106,8 @@ export const make = <E>(options: {
   readonly cacheSyncTimeout: Duration.Duration
   /** Whether the controller is shutting down: nothing starts any more. */
   readonly stopping: () => boolean
+  /** The inspector's recorder of events, when one records the controller. */
+  readonly observe?: Observe | undefined
 }): Sources<E> => {
   const { cacheSyncTimeout, enqueue, failure, name } = options
   const entries = new Set<Entry<E>>()
@@ -99,7 +125,7 @@ export const make = <E>(options: {
     Effect.gen(function*() {
       const scope = yield* Scope.fork(options.scope, "sequential")
       entry.scope = scope
-      yield* entry.watch.run(enqueue).pipe(
+      yield* entry.watch.run(enqueue, options.observe).pipe(
         Effect.provideContext(entry.context),
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause) ? Effect.void : Option.match(Cause.findErrorOption(cause), {
@@ -183,6 +209,17 @@ export const make = <E>(options: {
       }),
     synced: Effect.sync(() => started && [...entries].every((e) => e.synced)),
     running: () => started ? [...entries].map((e) => e.watch) : [],
-    runningSynced: () => !started || [...entries].every((e) => e.synced)
+    runningSynced: () => !started || [...entries].every((e) => e.synced),
+    states: Effect.suspend(() =>
+      Effect.forEach([...entries], ({ scope, watch }): Effect.Effect<SourceState> =>
+        scope === undefined
+          ? Effect.succeed({ name: watch.name, state: "unknown" })
+          : watch.health === undefined
+          ? Effect.succeed({ name: watch.name, state: "connected" })
+          : Effect.map(watch.health, (health): SourceState =>
+            health._tag === "Connected"
+              ? { name: watch.name, state: "connected" }
+              : { name: watch.name, state: "disconnected", since: health.since }))
+    )
   }
 }

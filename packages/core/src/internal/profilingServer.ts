@@ -13,22 +13,15 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
-import * as Net from "node:net"
 import type * as ProfilingServer from "../ProfilingServer.js"
 import { ProfilingServerError } from "../ProfilingServer.js"
+import { isLoopback } from "./loopback.js"
 
 /** The default length of a CPU profile, in seconds (as `net/http/pprof`). */
 const defaultSeconds = 30
 
 /** @internal */
 export const maxSeconds = 300
-
-/** Whether an address is a loopback one: `127.0.0.0/8`, `::1` (also IPv4-mapped: `::ffff:127.0.0.1`), `localhost`. */
-export const isLoopback = (address: string): boolean => {
-  const a = address.toLowerCase().replace(/^\[|\]$/g, "")
-  const v4 = a.startsWith("::ffff:") ? a.slice("::ffff:".length) : a
-  return a === "localhost" || a === "::1" || (Net.isIPv4(v4) && v4.startsWith("127."))
-}
 
 const index = [
   "Profiles of this process (Chrome DevTools opens both: Performance and Memory panels, \"Load profile\"):",

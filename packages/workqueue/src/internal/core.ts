@@ -7,6 +7,22 @@ import { MAX_DELAY_MILLIS } from "./delay.js"
 import { Heap, type HeapNode } from "./heap.js"
 import type { QueueRecorder } from "./metrics.js"
 
+/**
+ * What a queue holds at one instant: `Workqueue.Workqueue.Snapshot`. Times are epoch ms on the queue's `Clock`.
+ *
+ * @internal
+ */
+export interface Snapshot {
+  /** Keys ready to be taken, in the order they will be handed out (with their priority: 0 in a FIFO queue). */
+  readonly waiting: ReadonlyArray<{ readonly key: string; readonly priority: number; readonly addedAt: number }>
+  /** Keys with a pending delayed add (a retry, a `RequeueAfter`), soonest first, with when they are due. */
+  readonly delayed: ReadonlyArray<{ readonly key: string; readonly priority: number; readonly dueAt: number }>
+  /** Keys being processed (taken, not yet `done`), with when they were handed out. */
+  readonly inFlight: ReadonlyArray<{ readonly key: string; readonly startedAt: number }>
+  /** Keys in flight that were added again meanwhile: they are queued again at `done`. */
+  readonly dirty: ReadonlyArray<string>
+}
+
 /** A fiber blocked in `take`; resumed with an item, or `undefined` on shutdown. @internal */
 type Taker<T> = (item: T | undefined) => void
 
@@ -207,6 +223,19 @@ export abstract class QueueCore<T> {
   delayedLength(): number {
     return this.delayed.size
   }
+
+  /** Calls `f` with each key that has a pending delayed entry and when it is due (epoch ms on the queue's clock). */
+  forEachDelayed(f: (key: string, dueAt: number) => void): void {
+    for (const node of this.delayedByKey.values()) f(node.key, this.origin + node.readyAt)
+  }
+
+  /** A time of this queue (ms since it was made, see {@link now}) as epoch ms on its clock. */
+  epochOf(millis: number): number {
+    return this.origin + millis
+  }
+
+  /** What the queue holds now: `Workqueue.Workqueue.Snapshot` (see `Service.inspect`). */
+  abstract snapshot(): Snapshot
 
   private kick(): void {
     const wake = this.wake

@@ -22,6 +22,11 @@ export class Heap<A extends HeapNode> {
     return this.nodes[0]
   }
 
+  /** The nodes, in heap order (not sorted). */
+  values(): ReadonlyArray<A> {
+    return this.nodes.slice()
+  }
+
   push(node: A): void {
     node.heapIndex = this.nodes.length
     this.nodes.push(node)

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as RateLimiter from "../RateLimiter.js"
 import { WorkqueueShutdown } from "../WorkqueueError.js"
-import { QueueCore } from "./core.js"
+import { QueueCore, type Snapshot } from "./core.js"
 import { toDelayMillis } from "./delay.js"
 import { Heap, type HeapNode } from "./heap.js"
 import {
@@ -202,6 +202,24 @@ export class PriorityQueue extends QueueCore<Entry> {
 
   readyLength(): number {
     return this.ready.size
+  }
+
+  snapshot(): Snapshot {
+    const waiting = this.ready.values().slice().sort((a, b) => lessItem(a, b) ? -1 : lessItem(b, a) ? 1 : 0)
+      .map((e) => ({ key: e.key, priority: e.priority, addedAt: this.epochOf(e.addedAt) }))
+    const delayed: Array<{ key: string; priority: number; dueAt: number }> = []
+    for (const e of this.entries.values()) {
+      if (e.waiting && e.readyAt !== 0) {
+        delayed.push({ key: e.key, priority: e.priority, dueAt: this.epochOf(e.readyAt) })
+      }
+    }
+    delayed.sort((a, b) => a.dueAt - b.dueAt)
+    return {
+      waiting,
+      delayed,
+      inFlight: this.running.map((e) => ({ key: e.key, startedAt: this.epochOf(e.startedAt) })),
+      dirty: this.running.filter((e) => e.waiting && e.readyAt === 0).map((e) => e.key)
+    }
   }
 }
 

@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as RateLimiter from "../RateLimiter.js"
 import { WorkqueueShutdown } from "../WorkqueueError.js"
-import { QueueCore } from "./core.js"
+import { QueueCore, type Snapshot } from "./core.js"
 import { toDelayMillis } from "./delay.js"
 import * as metrics from "./metrics.js"
 import { Ring } from "./ring.js"
@@ -52,7 +52,15 @@ export interface Service {
   readonly shutdownWithDrain: Effect.Effect<void>
   /** Whether `shutdown` has been called. */
   readonly isShuttingDown: Effect.Effect<boolean>
+  /**
+   * What the queue holds now (read-only, O(keys)): the keys waiting (in the order they will be handed out), the
+   * delayed ones with their due time, the ones in flight with their start, for an inspector or a debug endpoint.
+   */
+  readonly inspect: Effect.Effect<Snapshot>
 }
+
+/** What a queue holds at one instant: `Workqueue.Workqueue.Snapshot`. */
+export type { Snapshot }
 
 /** Options of a queue: `Workqueue.Workqueue.Options`. */
 export interface Options {
@@ -218,6 +226,19 @@ export class FifoQueue extends QueueCore<string> {
   readyLength(): number {
     return this.queue.length
   }
+
+  snapshot(): Snapshot {
+    const waiting = Array.from(this.queue, (e) => ({ key: e.key, priority: 0, addedAt: this.epochOf(e.addedAt) }))
+    const delayed: Array<{ key: string; priority: number; dueAt: number }> = []
+    this.forEachDelayed((key, dueAt) => delayed.push({ key, priority: 0, dueAt }))
+    delayed.sort((a, b) => a.dueAt - b.dueAt)
+    return {
+      waiting,
+      delayed,
+      inFlight: this.running.map((e) => ({ key: e.key, startedAt: this.epochOf(e.startedAt) })),
+      dirty: this.running.filter((e) => e.addedAt >= 0).map((e) => e.key)
+    }
+  }
 }
 
 /** How often the in-flight gauges are refreshed, as in client-go. @internal */
@@ -268,7 +289,8 @@ export const commonOperations = <T>(core: QueueCore<T>) => ({
   len: Effect.sync(() => core.readyLength()),
   shutdown: Effect.sync(() => core.shutdown()),
   shutdownWithDrain: Effect.andThen(Effect.sync(() => core.shutdown()), core.awaitDrained),
-  isShuttingDown: Effect.sync(() => core.shuttingDown)
+  isShuttingDown: Effect.sync(() => core.shuttingDown),
+  inspect: Effect.sync(() => core.snapshot())
 })
 
 /** @internal */

@@ -20,17 +20,14 @@
  *
  * Writes bench/results/controller.json. Run with `npm run bench:controller`.
  */
-import { Controller, Event, Handler, LeaderElection, Manager, Predicates, Source } from "@reconcile/core"
-import { Deferred, Duration, Effect, Layer, Stream, Tracer } from "effect"
-import * as fs from "node:fs"
+import { Controller, Event, Handler, Predicates, Source } from "@reconcile/core"
+import { Duration, Effect, Tracer } from "effect"
 import * as os from "node:os"
-import * as path from "node:path"
 import { performance } from "node:perf_hooks"
+import * as controllerRun from "./support/controllerRun.js"
 
-interface Obj {
-  readonly metadata: { readonly name: string; readonly namespace: string; readonly generation: number }
-}
-const obj = (name: string): Obj => ({ metadata: { name, namespace: "bench", generation: 1 } })
+const { obj } = controllerRun
+type Obj = controllerRun.Obj
 
 const N = Number(process.env.BENCH_KEYS ?? 100_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
@@ -53,28 +50,13 @@ const tracer = Tracer.make({
 })
 
 const throughput = (run: string, traced: boolean) =>
-  Effect.gen(function*() {
-    const events = Array.from({ length: N }, (_, i) => Event.create(obj(`object-${i}`), { initial: true }))
-    const finished = yield* Deferred.make<void>()
-    let count = 0
-    const start = performance.now()
-    const cpu = process.cpuUsage()
-    yield* Controller.make({
-      name: `bench-throughput-${run}`,
-      watches: [
-        Controller.watch(
-          Source.fromStream("objects", Stream.fromIterable(events)),
-          Handler.forObject,
-          Predicates.generationChanged
-        )
-      ],
-      reconcile: () => ++count === N ? Deferred.succeed(finished, undefined) : Effect.void,
-      options: { maxConcurrentReconciles: WORKERS }
-    }).pipe(traced ? Effect.withTracer(tracer) : (self) => self)
-    yield* Deferred.await(finished)
-    const seconds = (performance.now() - start) / 1000
-    return { perSec: N / seconds, cpuMicros: cpuMicrosPer(cpu) }
-  }).pipe(Effect.scoped)
+  controllerRun.throughput({
+    name: `bench-throughput-${run}`,
+    keys: N,
+    workers: WORKERS,
+    predicates: [Predicates.generationChanged],
+    around: traced ? Effect.withTracer(tracer) : undefined
+  })
 
 /** CPU time (user + system, every thread of the process) per reconcile since `since`, in µs. */
 const cpuMicrosPer = (since: NodeJS.CpuUsage): number => {
@@ -251,16 +233,10 @@ const program = Effect.gen(function*() {
       "other load on the machine than the wall-clock rates. Latency: event offered to the channel source → " +
       "reconcile start, real time."
   }
-  const file = path.join(import.meta.dirname, "results", "controller.json")
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(file, JSON.stringify(result, null, 2) + "\n")
-  console.log(JSON.stringify(result, null, 2))
+  controllerRun.writeResults("controller", result)
 })
 
-// the controllers run under a Manager without endpoints, always the leader
-const BenchManager = Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader))
-
-Effect.runPromise(program.pipe(Effect.provide(BenchManager))).catch((error) => {
+Effect.runPromise(program.pipe(Effect.provide(controllerRun.BenchManager))).catch((error) => {
   console.error(error)
   process.exit(1)
 })

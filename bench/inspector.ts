@@ -13,28 +13,14 @@
  *
  * Writes bench/results/inspector.json. Run with `npm run bench:inspector` (node with `--expose-gc`).
  */
-import {
-  Controller,
-  Event,
-  Handler,
-  Inspector,
-  LeaderElection,
-  Manager,
-  Predicates,
-  Reconcile,
-  Source
-} from "@reconcile/core"
-import { Deferred, Effect, Layer, Stream } from "effect"
-import * as fs from "node:fs"
+import { Controller, Event, Handler, Inspector, Predicates, Reconcile, Source } from "@reconcile/core"
+import { Deferred, Effect } from "effect"
 import * as os from "node:os"
-import * as path from "node:path"
-import { performance } from "node:perf_hooks"
+import * as controllerRun from "./support/controllerRun.js"
 import { heapUsed, median, perObject, settle } from "./support/heap.js"
 
-interface Obj {
-  readonly metadata: { readonly name: string; readonly namespace: string; readonly generation: number }
-}
-const obj = (name: string): Obj => ({ metadata: { name, namespace: "bench", generation: 1 } })
+const { obj } = controllerRun
+type Obj = controllerRun.Obj
 
 const N = Number(process.env.BENCH_KEYS ?? 100_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
@@ -48,33 +34,20 @@ const inspected = (inspector: Inspector.Inspector.Service | undefined) => <A, E,
 
 const throughput = (run: string, on: boolean) =>
   Effect.gen(function*() {
-    const events = Array.from({ length: N }, (_, i) => Event.create(obj(`object-${i}`), { initial: true }))
-    const finished = yield* Deferred.make<void>()
     const inspector = on ? yield* Inspector.make() : undefined
-    let count = 0
-    const start = performance.now()
-    const cpu = process.cpuUsage()
-    yield* Controller.make({
+    const result = yield* controllerRun.throughput({
       name: `bench-inspector-${run}`,
-      watches: [
-        Controller.watch(
-          Source.fromStream("objects", Stream.fromIterable(events)),
-          Handler.forObject,
-          Predicates.generationChanged
-        )
-      ],
-      reconcile: () => ++count === N ? Deferred.succeed(finished, undefined) : Effect.void,
-      options: { maxConcurrentReconciles: WORKERS }
-    }).pipe(inspected(inspector))
-    yield* Deferred.await(finished)
-    const seconds = (performance.now() - start) / 1000
-    const used = process.cpuUsage(cpu)
+      keys: N,
+      workers: WORKERS,
+      predicates: [Predicates.generationChanged],
+      around: inspected(inspector)
+    })
     if (inspector !== undefined) {
       const timeline = yield* inspector.timeline({ limit: 5_000 })
       if (timeline.items.length !== 1_000) throw new Error(`expected a full timeline, got ${timeline.items.length}`)
     }
-    return { perSec: N / seconds, cpuMicros: (used.user + used.system) / N }
-  }).pipe(Effect.scoped)
+    return result
+  })
 
 /**
  * Heap bytes per key of a controller whose `MEMORY_KEYS` keys were each reconciled `ROUNDS` times, with the
@@ -189,16 +162,10 @@ const program = Effect.gen(function*() {
       "throughout), interleaved after a warm-up of each; the inspector off is the controller's own code path " +
       "(nothing is looked up per reconcile)."
   }
-  const file = path.join(import.meta.dirname, "results", "inspector.json")
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(file, JSON.stringify(result, null, 2) + "\n")
-  console.log(JSON.stringify(result, null, 2))
+  controllerRun.writeResults("inspector", result)
 })
 
-// the controllers run under a Manager without endpoints, always the leader
-const BenchManager = Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader))
-
-Effect.runPromise(program.pipe(Effect.provide(BenchManager))).catch((error) => {
+Effect.runPromise(program.pipe(Effect.provide(controllerRun.BenchManager))).catch((error) => {
   console.error(error)
   process.exit(1)
 })

@@ -15,20 +15,16 @@
  *
  * Writes bench/results/telemetry.json. Run with `npm run bench:telemetry` (BENCH_KEYS, BENCH_RUNS).
  */
-import { Controller, Event, Handler, LeaderElection, Manager, Source, Telemetry } from "@reconcile/core"
-import { Deferred, Effect, Layer, Metric, Stream } from "effect"
-import * as fs from "node:fs"
+import { Telemetry } from "@reconcile/core"
+import { Effect, Metric } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
-import * as path from "node:path"
-import { performance } from "node:perf_hooks"
+import * as controllerRun from "./support/controllerRun.js"
 
 const N = Number(process.env.BENCH_KEYS ?? 50_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const WORKERS = 4
-
-const obj = (name: string) => ({ metadata: { name, namespace: "bench", generation: 1 } })
 
 /** A receiver on 127.0.0.1: `ok` answers 200 once the body is read (counting spans), `stall` never answers. */
 const receiver = (mode: "ok" | "stall") =>
@@ -78,33 +74,19 @@ const droppedTotal = Effect.map(Metric.snapshot, (snapshots) => {
 
 const throughput = (run: string, endpoint: string | undefined) =>
   Effect.gen(function*() {
-    const events = Array.from({ length: N }, (_, i) => Event.create(obj(`object-${i}`), { initial: true }))
-    const finished = yield* Deferred.make<void>()
-    let count = 0
-    const start = performance.now()
-    const cpu = process.cpuUsage()
     const dropped = yield* droppedTotal
-    const measured = Effect.gen(function*() {
-      yield* Controller.make({
-        name: `bench-telemetry-${run}`,
-        watches: [Controller.watch(Source.fromStream("objects", Stream.fromIterable(events)), Handler.forObject)],
-        reconcile: () => ++count === N ? Deferred.succeed(finished, undefined) : Effect.void,
-        options: { maxConcurrentReconciles: WORKERS }
-      })
-      yield* Deferred.await(finished)
-      const seconds = (performance.now() - start) / 1000
-      const used = process.cpuUsage(cpu)
-      return { perSec: N / seconds, cpuMicros: (used.user + used.system) / N }
-    }).pipe(Effect.scoped)
-    const result = endpoint === undefined ? yield* measured : yield* measured.pipe(
-      Effect.provide(Telemetry.layer({
+    const result = yield* controllerRun.throughput({
+      name: `bench-telemetry-${run}`,
+      keys: N,
+      workers: WORKERS,
+      around: endpoint === undefined ? undefined : Effect.provide(Telemetry.layer({
         endpoint,
         serviceName: "bench-telemetry",
         exportTimeout: "2 seconds",
         shutdownTimeout: "200 millis",
         signals: { metrics: false }
       }))
-    )
+    })
     return { ...result, dropped: (yield* droppedTotal) - dropped }
   })
 
@@ -160,16 +142,10 @@ const program = Effect.gen(function*() {
       "(each export request times out after 2 s; batches arriving meanwhile are dropped). Ratios: medians of the " +
       "per-run ratios to `none` of the same run. droppedItems: telemetry_export_dropped_total over the measured runs."
   }
-  const file = path.join(import.meta.dirname, "results", "telemetry.json")
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(file, JSON.stringify(result, null, 2) + "\n")
-  console.log(JSON.stringify(result, null, 2))
+  controllerRun.writeResults("telemetry", result)
 })
 
-// the controllers run under a Manager without endpoints, always the leader
-const BenchManager = Manager.layer().pipe(Layer.provide(LeaderElection.layerAlwaysLeader))
-
-Effect.runPromise(program.pipe(Effect.provide(BenchManager))).catch((error) => {
+Effect.runPromise(program.pipe(Effect.provide(controllerRun.BenchManager))).catch((error) => {
   console.error(error)
   process.exit(1)
 })
